@@ -1,0 +1,135 @@
+"""The environment API that learning/ sees: the calls DeepMimic's C++ core exposed to Python.
+
+`DeepMimicEnv` (env/deepmimic_env.py) implements it on top of the pure-Python scenes; tests may
+implement it with toy dynamics. Agent ids index the characters a scene controls (one for every
+shipped scene). Sizes and normalisation data are numpy arrays; states, goals, actions and AMP
+observations are float64 vectors.
+"""
+from abc import ABC, abstractmethod
+from enum import Enum, IntEnum
+
+import numpy as np
+
+
+class Terminate(IntEnum):
+    """Why an episode ended: Null (time limit: bootstrap), Fail (value 0), Succ (reward_succ)."""
+    Null = 0
+    Fail = 1
+    Succ = 2
+
+
+class Mode(IntEnum):
+    """RLAgent modes, also passed to the scene: test mode uses the final episode-length limit."""
+    TRAIN = 0
+    TEST = 1
+    TRAIN_END = 2
+
+
+class ActionSpace(Enum):
+    Continuous = 0
+    Discrete = 1
+
+
+class NormGroup(IntEnum):
+    """Normaliser groups for a vector's entries: None never updates, Zero is per-dimension."""
+    None_ = -1
+    Zero = 0
+
+
+class Env(ABC):
+    """What an RLWorld drives: advance time, ask for actions, hand out states and rewards."""
+
+    # ---- world ----
+    @abstractmethod
+    def update(self, timestep: float) -> None: ...
+    @abstractmethod
+    def reset(self) -> None: ...
+    @abstractmethod
+    def get_time(self) -> float: ...
+    @abstractmethod
+    def get_num_update_substeps(self) -> int: ...
+    @abstractmethod
+    def is_episode_end(self) -> bool: ...
+    @abstractmethod
+    def check_valid_episode(self) -> bool: ...
+    @abstractmethod
+    def set_mode(self, mode: Mode) -> None: ...
+    @abstractmethod
+    def set_sample_count(self, count: int) -> None: ...
+    @abstractmethod
+    def get_num_agents(self) -> int: ...
+    def shutdown(self) -> None:
+        pass
+
+    # ---- per agent: decisions ----
+    @abstractmethod
+    def need_new_action(self, agent_id: int) -> bool: ...
+    @abstractmethod
+    def record_state(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def record_goal(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def set_action(self, agent_id: int, action: np.ndarray) -> None: ...
+    @abstractmethod
+    def calc_reward(self, agent_id: int) -> float: ...
+    @abstractmethod
+    def check_terminate(self, agent_id: int) -> Terminate: ...
+    def log_val(self, agent_id: int, val: float) -> None:
+        """The agent reports its critic's value of the current state (the viewer plots it)."""
+
+    def get_action_space(self, agent_id: int) -> ActionSpace:
+        return ActionSpace.Continuous
+
+    # ---- per agent: sizes and normalisation ----
+    @abstractmethod
+    def get_state_size(self, agent_id: int) -> int: ...
+    @abstractmethod
+    def get_goal_size(self, agent_id: int) -> int: ...
+    @abstractmethod
+    def get_action_size(self, agent_id: int) -> int: ...
+    def get_num_actions(self, agent_id: int) -> int:
+        return 0
+    @abstractmethod
+    def build_state_offset(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_state_scale(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_goal_offset(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_goal_scale(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_action_offset(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_action_scale(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_action_bound_min(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_action_bound_max(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_state_norm_groups(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def build_goal_norm_groups(self, agent_id: int) -> np.ndarray: ...
+    @abstractmethod
+    def get_reward_min(self, agent_id: int) -> float: ...
+    @abstractmethod
+    def get_reward_max(self, agent_id: int) -> float: ...
+    def get_reward_fail(self, agent_id: int) -> float:
+        return self.get_reward_min(agent_id)
+    def get_reward_succ(self, agent_id: int) -> float:
+        return self.get_reward_max(agent_id)
+
+    # ---- AMP (scenes without AMP keep these defaults) ----
+    def enable_amp_task_reward(self) -> bool:
+        return False
+    def get_amp_obs_size(self) -> int:
+        return 0
+    def get_amp_obs_offset(self) -> np.ndarray:
+        return np.zeros(0)
+    def get_amp_obs_scale(self) -> np.ndarray:
+        return np.ones(0)
+    def get_amp_obs_norm_group(self) -> np.ndarray:
+        return np.zeros(0, dtype=np.int32)
+    def record_amp_obs_expert(self, agent_id: int) -> np.ndarray:
+        raise NotImplementedError("this scene records no AMP observations")
+    def record_amp_obs_agent(self, agent_id: int) -> np.ndarray:
+        raise NotImplementedError("this scene records no AMP observations")
