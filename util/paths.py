@@ -1,0 +1,20 @@
+"""Where data files are found: as given (relative to the working directory), then relative to
+the project root, then inside the pybullet wheel's data (which ships the humanoid3d clips)."""
+from pathlib import Path
+
+import pybullet_data
+
+
+def project_root():
+    return Path(__file__).resolve().parent.parent
+
+
+def resolve_data_path(path):
+    """Absolute path of the first existing candidate; FileNotFoundError naming every place tried."""
+    given = Path(path)
+    candidates = [given, project_root() / given, Path(pybullet_data.getDataPath()) / given]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate.resolve()
+    places = ", ".join(str(c.parent.resolve()) for c in candidates[1:])
+    raise FileNotFoundError(f"data file not found: {path} (looked in the working directory, {places})")
