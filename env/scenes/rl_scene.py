@@ -1,0 +1,247 @@
+"""A simulated character as an RL agent: DeepMimic's cSceneSimChar + cRLScene + cRLSceneSimChar.
+
+Builds the physics world (world_scale, gravity, num_sim_substeps, terrain_file), one simulated
+character (character_files[0]) with its ct_pd controller (char_ctrl_files[0]) as agent 0.
+
+One update(dt) (DeepMimic's order): episode timer; random pushes; subclass hook (the reference
+advances); controller time + PD command; one physics step call (num_sim_substeps sub-steps);
+decision check; fall contacts. Nothing else runs per update: states, rewards and body states are
+computed only when asked for (normally once per decision) and cached until the next update.
+
+Termination: a fall (a fall-contact body touching the ground, checked after every update, or a
+subclass's own condition) is Fail when enable_fall_end; the episode also ends (Null) when the timer
+expires. Exploding velocities (any body component above 100 in character units) make the episode
+invalid. That check reads every body's velocity, so it runs only where a sample can be recorded:
+at decisions and when the episode is about to end; elsewhere check_valid_episode() is True (an
+explosion between two decisions is caught at the next one, before anything is recorded).
+
+Episode length curriculum: the timer's limits blend from time_lim_* to time_end_lim_* with
+lerp = clamp(samples / anneal_samples, 0, 1)^4 (set_sample_count); test mode always draws
+time_end_lim_max.
+"""
+from collections import deque
+
+import numpy as np
+
+from env.anim.character import CharacterDesc
+from env.env import Mode, NormGroup, Terminate
+from env.scenes.scene import Scene, parse_timer_params
+from env.sim.ct_controller import CtPDController
+from env.sim.ctrl_params import CtrlParams
+from env.sim.perturbs import PerturbParams, Projectiles, RandPerturber
+from env.sim.sim_character import SimCharacter, body_aabbs
+from env.sim.world import World
+
+VEL_EXPLODE_THRESHOLD = 100.0
+GROUND_PAD = 0.001
+VAL_LOG_SIZE = 50
+CHAR_CTRLS = ("ct_pd",)
+
+
+class RLSceneSimChar(Scene):
+    name = "rl_sim_char"
+
+    def __init__(self, arg_parser, rng, update_timestep):
+        super().__init__(arg_parser, rng, update_timestep)
+        args = arg_parser
+        self.timer_params_end = parse_timer_params(args, "time_end_lim", self.timer_params)
+        self.anneal_samples = args.parse_int("anneal_samples", -1)
+        self.mode = Mode.TRAIN
+        self.sample_count = 0
+        self.enable_fall_end = args.parse_bool("enable_fall_end", True)
+        self.enable_contact_fall = args.parse_bool("enable_char_contact_fall", True)
+
+        self.world = World(world_scale=args.parse_float("world_scale", 1.0),
+                           gravity=args.parse_floats("gravity", (0.0, -9.8, 0.0)),
+                           num_sim_substeps=args.parse_int("num_sim_substeps", 1), timestep=update_timestep,
+                           terrain_file=args.parse_string("terrain_file", ""))
+        self.char_desc = CharacterDesc.load(args.parse_strings("character_files", required=True)[0])
+        self.sim_char = SimCharacter(self.world, self.char_desc)
+        self.sim_char.set_fall_contact_bodies(args.parse_ints("fall_contact_bodies", ()))
+        ctrl_types = args.parse_strings("char_ctrls", ["ct_pd"])
+        if ctrl_types[0] not in CHAR_CTRLS:
+            raise ValueError(f"--char_ctrls {ctrl_types[0]!r} is not supported (only {', '.join(CHAR_CTRLS)})")
+        ctrl_params = CtrlParams.load(args.parse_strings("char_ctrl_files", required=True)[0], self.char_desc)
+        self.ctrl = CtPDController(self.sim_char, ctrl_params)
+
+        self.perturber = RandPerturber(PerturbParams.from_args(args), rng)
+        self.projectiles = Projectiles(self.world)
+        self.val_log = deque(maxlen=VAL_LOG_SIZE)
+        self._ui_forces = []
+        self._fallen_contact = False
+        self._cache = {}  # values computed from the current physics state, cleared by _touch
+
+    # ---- episode flow ------------------------------------------------------------------
+
+    def reset(self):
+        super().reset()
+        if self.mode == Mode.TEST:
+            self.timer.max_time = self.timer_params_end.time_max
+        self.perturber.reset()
+        self.projectiles.clear()
+        self._ui_forces.clear()
+        self.reset_characters()
+        self._fallen_contact = False
+        self._touch()
+
+    def reset_characters(self):
+        """Subclasses place the character (imitate: reference state initialisation)."""
+
+    def update(self, timestep):
+        """One env update (see the module docstring); a zero step changes nothing."""
+        if timestep <= 0.0:
+            return
+        super().update(timestep)
+        self.world.set_timestep(timestep)
+        if self.perturber.params.enable or self.perturber.active:
+            self.perturber.update(timestep, self.sim_char)
+        if self._ui_forces:
+            for body_id, force, pos in self._ui_forces:
+                self.sim_char.apply_force(body_id, force, pos)
+            self._ui_forces.clear()
+        self._pre_physics(timestep)
+        self.ctrl.update(timestep)
+        self.world.step()
+        if self.projectiles.boxes:
+            self.projectiles.update(self.get_time())
+        self.ctrl.post_update(timestep)
+        self._fallen_contact = self.enable_contact_fall and self.sim_char.has_fall_contact(self.world.ground)
+        self._touch()
+
+    def _pre_physics(self, timestep):
+        """Hook run after the timers and before the PD command (imitate: the reference advances)."""
+
+    def _touch(self):
+        """The physics state changed: forget what was computed from it."""
+        self._cache.clear()
+
+    def _cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def sim_body_states(self):
+        return self._cached("bodies", self.sim_char.get_body_states)
+
+    def sim_pose_vel(self):
+        return self._cached("pose_vel", self.sim_char.get_state)
+
+    # ---- termination -------------------------------------------------------------------
+
+    def has_fallen(self):
+        return self._fallen_contact
+
+    def check_terminate(self, agent_id=0):
+        return Terminate.Fail if self.enable_fall_end and self.has_fallen() else Terminate.Null
+
+    def is_episode_end(self):
+        return self.timer.is_end() or self._cached("terminate", self.check_terminate) != Terminate.Null
+
+    def check_valid_episode(self):
+        if not (self.ctrl.need_new_action or self.is_episode_end()):
+            return True
+        bodies = self.sim_body_states()
+        return max(np.abs(bodies.vel).max(), np.abs(bodies.ang_vel).max()) <= VEL_EXPLODE_THRESHOLD
+
+    def resolve_ground_intersect(self):
+        """Raise the character so no body is below the ground (+ 1 mm), as cSceneSimChar does."""
+        mins, _ = body_aabbs(self.char_desc, self.sim_char.get_body_states())
+        raise_by = max(0.0, self.world.ground_height + GROUND_PAD - mins[:, 1].min())
+        if raise_by > 0.0:
+            pose, vel = self.sim_char.get_state()
+            pose[1] += raise_by
+            self.sim_char.set_state(pose, vel)
+        return raise_by
+
+    # ---- agent interface -----------------------------------------------------------------
+
+    def get_num_agents(self):
+        return 1
+
+    def need_new_action(self, agent_id=0):
+        return self.ctrl.need_new_action
+
+    def record_state(self, agent_id=0):
+        return self._cached("state", lambda: self.ctrl.record_state(self.sim_body_states(), self.world.ground_height))
+
+    def record_goal(self, agent_id=0):
+        return np.zeros(self.get_goal_size(agent_id))
+
+    def get_goal_size(self, agent_id=0):
+        return 0
+
+    def build_goal_offset(self, agent_id=0):
+        return np.zeros(self.get_goal_size(agent_id))
+
+    def build_goal_scale(self, agent_id=0):
+        return np.ones(self.get_goal_size(agent_id))
+
+    def build_goal_norm_groups(self, agent_id=0):
+        return np.full(self.get_goal_size(agent_id), int(NormGroup.Zero), dtype=np.int32)
+
+    def enable_amp_task_reward(self):
+        return False
+
+    def get_amp_obs_size(self):
+        return 0
+
+    def get_amp_obs_offset(self):
+        return np.zeros(0)
+
+    def get_amp_obs_scale(self):
+        return np.ones(0)
+
+    def get_amp_obs_norm_group(self):
+        return np.zeros(0, dtype=np.int32)
+
+    def record_amp_obs_expert(self, agent_id=0):
+        raise NotImplementedError(f"scene {self.name} records no AMP observations")
+
+    def record_amp_obs_agent(self, agent_id=0):
+        raise NotImplementedError(f"scene {self.name} records no AMP observations")
+
+    def set_action(self, agent_id, action):
+        self.ctrl.set_action(action)
+
+    def calc_reward(self, agent_id=0):
+        return 0.0
+
+    def get_reward_min(self, agent_id=0):
+        return 0.0
+
+    def get_reward_max(self, agent_id=0):
+        return 1.0
+
+    def set_mode(self, mode):
+        self.mode = Mode(mode)
+
+    def set_sample_count(self, count):
+        self.sample_count = count
+        if self.anneal_samples > 0:
+            lerp = float(np.clip(count / self.anneal_samples, 0.0, 1.0)) ** 4
+            self.timer.params = self.timer_params.blend(self.timer_params_end, lerp)
+
+    def log_val(self, agent_id, val):
+        self.val_log.append(float(val))
+
+    # ---- viewer hooks ---------------------------------------------------------------------
+
+    def draw_characters(self):
+        bodies = self.sim_body_states()
+        return [(self.char_desc, bodies.pos, bodies.rot, "sim")]
+
+    def camera_focus(self):
+        return self.sim_char.get_root_pos()
+
+    def apply_force(self, body_id, force, world_pos):
+        """A push (character units) applied during the next update."""
+        self._ui_forces.append((body_id, np.asarray(force, dtype=float), np.asarray(world_pos, dtype=float)))
+
+    def throw_projectile(self, big=False):
+        self.projectiles.throw(self.sim_char, big, self.rng, self.get_time())
+
+    def draw_projectiles(self):
+        return self.projectiles.draw()
+
+    def shutdown(self):
+        self.world.shutdown()

@@ -1,0 +1,100 @@
+"""Scene base (DeepMimic's cScene): the episode timer, the random generator, drawing hooks.
+
+Episode timer: at each reset a maximum episode time is drawn from the timer parameters
+(`timer_type` uniform: uniform in [time_lim_min, time_lim_max]; exp: time_lim_min + an exponential
+of mean time_lim_exp, capped at time_lim_max; the defaults, infinite, never end an episode).
+
+Drawing hooks for the viewer (all in character-file units, y up, ground at height 0):
+draw_characters() -> [(CharacterDesc, body_pos (15, 3), body_rot (15, 4), 'sim' | 'kin')],
+camera_focus() -> (3,), draw_projectiles() -> [(size (3,), pos (3,), rot (4,))].
+"""
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+TIMER_TYPES = ("uniform", "exp")
+
+
+@dataclass(frozen=True)
+class TimerParams:
+    kind: str = "uniform"
+    time_min: float = math.inf
+    time_max: float = math.inf
+    time_exp: float = 1.0
+
+    def blend(self, other, lerp):
+        """Linear blend of the limits (DeepMimic's cTimer::tParams::Blend); inf stays inf."""
+        def mix(a, b):
+            return a if a == b else (1.0 - lerp) * a + lerp * b
+        return replace(self, time_min=mix(self.time_min, other.time_min), time_max=mix(self.time_max, other.time_max),
+                       time_exp=mix(self.time_exp, other.time_exp))
+
+
+class Timer:
+    def __init__(self, params):
+        self.params = params
+        self.time = 0.0
+        self.max_time = math.inf
+
+    def reset(self, rng):
+        self.time = 0.0
+        prm = self.params
+        if prm.kind == "uniform":
+            self.max_time = prm.time_min if prm.time_min == prm.time_max else rng.uniform(prm.time_min, prm.time_max)
+        else:
+            self.max_time = min(prm.time_min + rng.exponential(prm.time_exp), prm.time_max)
+
+    def update(self, timestep):
+        self.time += timestep
+
+    def is_end(self):
+        return self.time >= self.max_time
+
+
+def parse_timer_params(arg_parser, prefix, base=TimerParams()):
+    """TimerParams from --{prefix}_min/_max/_exp (missing keys keep `base`'s values)."""
+    kind = arg_parser.parse_string("timer_type", "uniform") or "uniform"
+    if kind not in TIMER_TYPES:
+        raise ValueError(f"--timer_type {kind!r} is not one of {', '.join(TIMER_TYPES)}")
+    return TimerParams(kind=kind, time_min=arg_parser.parse_float(f"{prefix}_min", base.time_min),
+                       time_max=arg_parser.parse_float(f"{prefix}_max", base.time_max),
+                       time_exp=arg_parser.parse_float(f"{prefix}_exp", base.time_exp))
+
+
+class Scene:
+    name = "scene"
+
+    def __init__(self, arg_parser, rng, update_timestep):
+        self.args = arg_parser
+        self.rng = rng
+        self.update_timestep = update_timestep
+        self.timer_params = parse_timer_params(arg_parser, "time_lim")
+        self.timer = Timer(self.timer_params)
+
+    def reset(self):
+        self.timer.reset(self.rng)
+
+    def update(self, timestep):
+        self.timer.update(timestep)
+
+    def get_time(self):
+        return self.timer.time
+
+    def is_episode_end(self):
+        return self.timer.is_end()
+
+    def check_valid_episode(self):
+        return True
+
+    def draw_characters(self):
+        return []
+
+    def camera_focus(self):
+        return np.zeros(3)
+
+    def draw_projectiles(self):
+        return []
+
+    def shutdown(self):
+        pass

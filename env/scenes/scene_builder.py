@@ -1,0 +1,28 @@
+"""Scenes by name (the --scene argument). Every scene takes (arg_parser, rng, update_timestep).
+
+Entries are classes or "module:Class" paths imported when that scene is built, so a scene's module
+(and what it imports) loads only when it is used.
+"""
+import importlib
+
+SCENES = {
+    "kin_char": "env.scenes.kin_char:KinCharScene",
+    "imitate": "env.scenes.imitate:ImitateScene",
+    "imitate_amp": "env.scenes.imitate_amp:ImitateAMPScene",
+    "target_amp": "env.scenes.target_amp:TargetAMPScene",
+    "heading_amp": "env.scenes.heading_amp:HeadingAMPScene",
+}
+
+
+def scene_class(name):
+    if name not in SCENES:
+        raise ValueError(f"--scene {name!r} is not one of {', '.join(sorted(SCENES))}")
+    entry = SCENES[name]
+    if isinstance(entry, str):
+        module, cls = entry.split(":")
+        entry = getattr(importlib.import_module(module), cls)
+    return entry
+
+
+def build_scene(name, arg_parser, rng, update_timestep):
+    return scene_class(name)(arg_parser, rng, update_timestep)

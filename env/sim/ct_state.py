@@ -1,0 +1,114 @@
+"""States of DeepMimic's ct controller (cCtController::RecordState), in character units.
+
+Heading frame: a yaw-only rotation about y that undoes the root's heading (heading = atan2(-z, x)
+of the root's local x axis), origin on the ground under the root. In order:
+  phase (1, when EnablePhaseInput): offset -0.5, scale 2, normaliser group None
+  root height above the ground (1)
+  per body in id order: centre minus the root joint position in the heading frame (3), then its
+      rotation with the heading removed: layout 2021 -> normal R(0,1,0) and tangent R(1,0,0) (6),
+      layout 2018 -> quaternion [w, x, y, z] with w >= 0 (4)
+  per body: linear then angular velocity in the heading frame (6)
+humanoid3d: 1 + 1 + 15 * 9 + 15 * 6 = 227 (226 without phase); 2018: 1 + 1 + 15 * 7 + 90 = 197.
+RecordWorldRootPos keeps the root body's position in world axes (height above ground for y);
+RecordWorldRootRot keeps the root body's rotation and both its velocities in world axes.
+"""
+import math
+
+import numpy as np
+
+from env.env import NormGroup
+
+ROT_SIZES = {"2021": 6, "2018": 4}
+
+
+def heading_frame(quat):
+    """(heading, 3x3 rotation by -heading about y) of a rotation [w, x, y, z]: maps world vectors
+    into the heading frame. Scalar maths: this runs at every decision."""
+    w, x, y, z = (float(v) for v in quat)
+    heading = math.atan2(-2.0 * (x * z - w * y), 1.0 - 2.0 * (y * y + z * z))
+    c, s = math.cos(heading), math.sin(heading)
+    return heading, np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])
+
+
+def _quadratic_form(terms):
+    """(16,) weights on the products q_i q_j (i, j in w, x, y, z) of a unit quaternion."""
+    weights = np.zeros(16)
+    for coef, (i, j) in terms:
+        weights["wxyz".index(i) * 4 + "wxyz".index(j)] += coef
+    return weights
+
+
+# R(q)(0,1,0) and R(q)(1,0,0) as quadratic forms of q (1 written as ww + xx + yy + zz)
+_NORMAL_TANGENT = np.stack([_quadratic_form(t) for t in (
+    [(2, "xy"), (-2, "wz")], [(1, "ww"), (-1, "xx"), (1, "yy"), (-1, "zz")], [(2, "yz"), (2, "wx")],
+    [(1, "ww"), (1, "xx"), (-1, "yy"), (-1, "zz")], [(2, "xy"), (2, "wz")], [(2, "xz"), (-2, "wy")])], axis=1)
+
+
+def normal_tangent(quats):
+    """(n, 6): each rotation [w,x,y,z] applied to (0, 1, 0) then to (1, 0, 0) (DeepMimic's
+    CalcNormalTangent), as one product of the quaternions' outer products with fixed weights."""
+    n = len(quats)
+    return (quats[:, :, None] * quats[:, None, :]).reshape(n, 16) @ _NORMAL_TANGENT
+
+
+class StateLayout:
+    def __init__(self, params, num_bodies):
+        self.params = params
+        self.num_bodies = num_bodies
+        self.rot_size = ROT_SIZES[params.layout]
+        self.phase_size = 1 if params.enable_phase_input else 0
+        self.pose_size = 1 + num_bodies * (3 + self.rot_size)
+        self.size = self.phase_size + self.pose_size + num_bodies * 6
+
+    @property
+    def offset(self):
+        offset = np.zeros(self.size)
+        offset[:self.phase_size] = -0.5
+        return offset
+
+    @property
+    def scale(self):
+        scale = np.ones(self.size)
+        scale[:self.phase_size] = 2.0
+        return scale
+
+    @property
+    def norm_groups(self):
+        groups = np.full(self.size, int(NormGroup.Zero), dtype=np.int32)
+        groups[:self.phase_size] = int(NormGroup.None_)
+        return groups
+
+    def build(self, bodies, phase, ground_height=0.0):
+        """The state vector from SimCharacter.get_body_states() (or the same fields of any character)."""
+        params = self.params
+        root_pos = bodies.joint_pos[0]
+        heading, to_heading = heading_frame(bodies.rot[0])
+        pos = (bodies.pos - root_pos) @ to_heading.T
+        if params.record_world_root_pos:
+            pos[0] = bodies.pos[0]
+            pos[0, 1] -= ground_height
+        if self.rot_size == 6:
+            rots = normal_tangent(bodies.rot).reshape(-1, 3) @ to_heading.T
+            rots = rots.reshape(-1, 6)
+            if params.record_world_root_rot:
+                rots[0] = normal_tangent(bodies.rot[:1])[0]
+        else:
+            c, s = math.cos(0.5 * heading), -math.sin(0.5 * heading)  # heading^-1 = (c, 0, s, 0)
+            # heading^-1 * q as a matrix on q = (w, x, y, z)
+            left = np.array([[c, 0.0, -s, 0.0], [0.0, c, 0.0, s], [s, 0.0, c, 0.0], [0.0, -s, 0.0, c]])
+            rots = bodies.rot @ left.T
+            if params.record_world_root_rot:
+                rots[0] = bodies.rot[0]
+            rots[rots[:, 0] < 0.0] *= -1.0
+        vels = np.concatenate([bodies.vel, bodies.ang_vel], axis=1).reshape(-1, 3) @ to_heading.T
+        vels = vels.reshape(-1, 6)
+        if params.record_world_root_rot:
+            vels[0, 0:3], vels[0, 3:6] = bodies.vel[0], bodies.ang_vel[0]
+
+        state = np.empty(self.size)
+        i = self.phase_size
+        state[:i] = phase
+        state[i] = root_pos[1] - ground_height
+        state[i + 1:i + self.pose_size] = np.concatenate([pos, rots], axis=1).ravel()
+        state[i + self.pose_size:] = vels.ravel()
+        return state

@@ -1,0 +1,145 @@
+"""Stable PD (Tan et al. 2011) as DeepMimic's cImpPDController computes it, in two implementations.
+
+Per env update of dt (both schemes compute once and hold the result over the update's physics
+sub-steps, as DeepMimic does):
+    predicted pose  q' = q + dt * qdot        (quaternions: q + dt * 0.5 q (0, w_local), normalised)
+    error           e  = q_target (-) q'      (spherical: exp map of q'^-1 q_target, in the joint frame)
+    (M + dt Kd) a = Kp e - Kd qdot - C        (full mass matrix M and bias forces C, root included,
+                                               root gains 0)
+    torque          t  = Kp e - Kd (qdot + dt a), then clamped to the joint's torque limit.
+
+Scaling: DeepMimic computes this on the unscaled character and multiplies the torque by
+world_scale^2. In the scaled physics (lengths x s, masses unchanged) M and C of the rotational
+dofs are s^2 the unscaled ones, so the same torques come out of the scaled model with gains and
+limits x s^2; that is what both classes use.
+
+- BuiltinStablePD ("builtin", the default): pybullet's STABLE_PD_CONTROL, one
+  setJointMotorControlMultiDofArray per update; it takes the physics time step (the env update, the
+  sub-steps being internal) as dt. It clamps each torque component to the limit, where DeepMimic
+  clamps a spherical joint's torque vector by its length: the two differ only when a joint
+  saturates.
+- ExactStablePD ("exact"): the formula above in numpy with pybullet's mass matrix and bias forces
+  (calculateMassMatrix / calculateInverseDynamics, flags=1 padded layout), DeepMimic's length clamp,
+  applied as joint torques. About 5x the cost of the built-in command.
+"""
+import numpy as np
+import pybullet as p
+
+from util import math_util
+
+PD_MODES = ("builtin", "exact")
+
+
+class StablePD:
+    """Gains per joint id (kp, kd, torque_lim: arrays over all joints, unscaled) and the targets."""
+
+    def __init__(self, sim_char, kp, kd, torque_lim):
+        self.sim_char = sim_char
+        self.client = sim_char.client
+        s2 = sim_char.scale ** 2
+        ids = sim_char.actuated_ids
+        self.joint_ids = ids
+        self.is_sph = [j in sim_char.sph_ids for j in ids]
+        self.kp = np.asarray(kp, dtype=float)[ids] * s2
+        self.kd = np.asarray(kd, dtype=float)[ids] * s2
+        self.torque_lim = np.asarray(torque_lim, dtype=float)[ids] * s2
+        # position of each actuated joint among the spherical / revolute ones
+        self._type_index = [sum(self.is_sph[:i]) if sph else i - sum(self.is_sph[:i])
+                            for i, sph in enumerate(self.is_sph)]
+        self.sph_targets = None
+        self.rev_targets = None
+
+    def set_targets(self, sph_quats, rev_angles):
+        """Targets: quaternions [w,x,y,z] of the spherical joints relative to their parents and angles
+        of the revolute joints, each in joint id order."""
+        self.sph_targets = np.asarray(sph_quats, dtype=float)
+        self.rev_targets = np.asarray(rev_angles, dtype=float)
+
+
+class BuiltinStablePD(StablePD):
+    def __init__(self, sim_char, kp, kd, torque_lim):
+        super().__init__(sim_char, kp, kd, torque_lim)
+        self._kps = list(self.kp)
+        self._kds = list(self.kd)
+        self._forces = [[lim] * 3 if sph else [lim] for lim, sph in zip(self.torque_lim, self.is_sph)]
+        self._zero_vels = [[0.0] * 3 if sph else [0.0] for sph in self.is_sph]
+        self._target_positions = None
+
+    def set_targets(self, sph_quats, rev_angles):
+        super().set_targets(sph_quats, rev_angles)
+        xyzw = self.sph_targets[:, [1, 2, 3, 0]].tolist()
+        angles = [[a] for a in self.rev_targets.tolist()]
+        self._target_positions = [xyzw[i] if sph else angles[i] for i, sph in zip(self._type_index, self.is_sph)]
+
+    def apply(self, timestep):
+        p.setJointMotorControlMultiDofArray(self.sim_char.body, self.joint_ids, p.STABLE_PD_CONTROL,
+                                            targetPositions=self._target_positions,
+                                            targetVelocities=self._zero_vels, positionGains=self._kps,
+                                            velocityGains=self._kds, forces=self._forces,
+                                            physicsClientId=self.client)
+
+
+class ExactStablePD(StablePD):
+    def __init__(self, sim_char, kp, kd, torque_lim):
+        super().__init__(sim_char, kp, kd, torque_lim)
+        # offsets of each actuated joint in pybullet's padded 43-dim layout (root 7 = 3 + 3 + pad)
+        starts, offset = [], 7
+        for sph in self.is_sph:
+            starts.append(offset)
+            offset += 4 if sph else 1
+        self.size = offset
+        self._starts = starts
+        self._sph_starts = np.array([o for o, sph in zip(starts, self.is_sph) if sph])
+        self._rev_starts = np.array([o for o, sph in zip(starts, self.is_sph) if not sph])
+        self._sph_cols = self._sph_starts[:, None] + np.arange(3)
+        self._sph_quat_cols = self._sph_starts[:, None] + np.arange(4)
+        self.kp_vec = np.zeros(self.size)
+        self.kd_vec = np.zeros(self.size)
+        for o, sph, kp, kd in zip(starts, self.is_sph, self.kp, self.kd):
+            n = 3 if sph else 1
+            self.kp_vec[o:o + n] = kp
+            self.kd_vec[o:o + n] = kd
+        self._zero_acc = [0.0] * self.size
+        self.last_torque_norms = np.zeros(len(self.joint_ids))
+
+    def calc_torques(self, timestep):
+        """Unclamped stable-PD generalized forces (padded 43 layout, physics units) at the current state."""
+        body, client = self.sim_char.body, self.client
+        q, qd = self.sim_char.get_generalized_state()
+        q_arr = np.asarray(q)
+        mass = np.array(p.calculateMassMatrix(body, q, flags=1, physicsClientId=client))
+        bias = np.array(p.calculateInverseDynamics(body, q, qd.tolist(), self._zero_acc, flags=1,
+                                                   physicsClientId=client))
+        err = np.zeros(self.size)
+        quats = math_util.quat_from_pybullet(q_arr[self._sph_quat_cols])
+        omega = np.concatenate([np.zeros((len(quats), 1)), qd[self._sph_cols]], axis=1)
+        predicted = math_util.quat_normalize(quats + (0.5 * timestep) * math_util.quat_mul(quats, omega))
+        err[self._sph_cols] = math_util.quat_to_exp_map(math_util.quat_mul(math_util.quat_conj(predicted),
+                                                                            self.sph_targets))
+        err[self._rev_starts] = self.rev_targets - (q_arr[self._rev_starts] + timestep * qd[self._rev_starts])
+        lhs = mass + np.diag(timestep * self.kd_vec)
+        acc = np.linalg.solve(lhs, self.kp_vec * err - self.kd_vec * qd - bias)
+        return self.kp_vec * err - self.kd_vec * (qd + timestep * acc)
+
+    def joint_torques(self, tau):
+        """Per actuated joint: its torque vector (3) or scalar (1) out of the padded layout."""
+        return [tau[o:o + 3] if sph else tau[o:o + 1] for o, sph in zip(self._starts, self.is_sph)]
+
+    def apply(self, timestep):
+        forces = []
+        for i, torque in enumerate(self.joint_torques(self.calc_torques(timestep))):
+            norm = np.linalg.norm(torque)
+            self.last_torque_norms[i] = norm
+            lim = self.torque_lim[i]
+            forces.append((torque * (lim / norm) if norm > lim else torque).tolist())
+        p.setJointMotorControlMultiDofArray(self.sim_char.body, self.joint_ids, p.TORQUE_CONTROL, forces=forces,
+                                            physicsClientId=self.client)
+
+
+PD_CONTROLLERS = {"builtin": BuiltinStablePD, "exact": ExactStablePD}
+
+
+def build_pd_controller(mode, sim_char, kp, kd, torque_lim):
+    if mode not in PD_CONTROLLERS:
+        raise ValueError(f"PDMode {mode!r} is not one of {', '.join(PD_MODES)}")
+    return PD_CONTROLLERS[mode](sim_char, kp, kd, torque_lim)

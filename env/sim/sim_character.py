@@ -1,0 +1,283 @@
+"""The simulated humanoid: the pybullet wheel's humanoid/humanoid.urdf driven in our layouts.
+
+The URDF is DeepMimic's humanoid3d at 4x the character file's size, so it is loaded with
+globalScaling = world_scale / 4 (physics lengths = world_scale x the character file's) and
+checked against the character file at load (joint names, types, parents, offsets, masses,
+limits): a mismatch is a one-line error. Its link j is our joint/body j; link 0 (root) hangs
+from a massless 'base' by a fixed joint, so the base frame is the root joint frame. Inertias are
+the ones Bullet computes from DeepMimic's collision shapes (shape_inertias; the URDF's inertia tags
+are placeholders), as DeepMimic's own multibody does.
+
+Physics settings as DeepMimic's: friction 0.9 on every link (the ground has 0.9 too; Bullet
+multiplies the two), no linear or angular damping, self-collision on with each body excluded from
+its parent only (btMultiBody's default with DeepMimic's disable_parent_collision; pybullet's
+URDF_USE_SELF_COLLISION), revolute limits enforced by the URDF's limit constraints, spherical
+joints unlimited. pybullet's default joint motors are switched off so that only our commands act.
+
+Units: poses, velocities and body states here are in character units (physics / world_scale);
+rotations and angular velocities do not scale. Layouts: env/anim/character.py (pose 43, vel 34:
+root linear and world angular velocity, joint angular velocity in the joint's local frame, which
+is also pybullet's spherical joint velocity frame).
+"""
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import pybullet as p
+import pybullet_data
+
+from env.anim.character import JointType
+from util import math_util
+
+URDF_PATH = "humanoid/humanoid.urdf"
+URDF_SCALE = 4.0
+LINK_FRICTION = 0.9
+
+_PB_JOINT_TYPES = {JointType.ROOT: p.JOINT_FIXED, JointType.SPHERICAL: p.JOINT_SPHERICAL,
+                   JointType.REVOLUTE: p.JOINT_REVOLUTE, JointType.FIXED: p.JOINT_FIXED}
+
+
+@dataclass
+class BodyStates:
+    """World states of the 15 bodies (character units): centres, rotations [w,x,y,z], linear and
+    angular velocities, plus each joint's world position (the link frame origin)."""
+    pos: np.ndarray
+    rot: np.ndarray
+    vel: np.ndarray
+    ang_vel: np.ndarray
+    joint_pos: np.ndarray
+
+
+class SimCharacter:
+    def __init__(self, world, char_desc):
+        self.world = world
+        self.desc = char_desc
+        self.client = world.client
+        self.scale = world.scale
+        path = f"{pybullet_data.getDataPath()}/{URDF_PATH}"
+        with _silent_stdout():  # the URDF importer prints a warning per spherical joint
+            self.body = p.loadURDF(path, [0, 0, 0], globalScaling=self.scale / URDF_SCALE,
+                                   flags=p.URDF_MAINTAIN_LINK_ORDER | p.URDF_USE_SELF_COLLISION,
+                                   physicsClientId=self.client)
+        _check_urdf(self, path)
+
+        joints = char_desc.joints
+        self.num_bodies = char_desc.num_joints
+        self.link_ids = list(range(self.num_bodies))
+        self.sph_ids = [j.id for j in joints if j.type is JointType.SPHERICAL]
+        self.rev_ids = [j.id for j in joints if j.type is JointType.REVOLUTE]
+        self.actuated_ids = [j.id for j in joints if j.type in (JointType.SPHERICAL, JointType.REVOLUTE)]
+        self.masses = np.array([b.mass for b in char_desc.bodies])
+        self.total_mass = self.masses.sum()
+        self._fall_mask = np.array([b.enable_fall_contact for b in char_desc.bodies])
+        self._build_pose_maps()
+
+        # damping belongs to the whole multibody (base index); pybullet ignores a link command
+        # that mixes damping with friction, so friction goes per link on its own
+        p.changeDynamics(self.body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=self.client)
+        for link in [-1] + self.link_ids:
+            p.changeDynamics(self.body, link, lateralFriction=LINK_FRICTION, physicsClientId=self.client)
+        for link, inertia in zip(self.link_ids, shape_inertias(char_desc, self.scale)):
+            p.changeDynamics(self.body, link, localInertiaDiagonal=inertia.tolist(), physicsClientId=self.client)
+        self.disable_default_motors()
+
+    def _build_pose_maps(self):
+        """Where pybullet's joint states go in our layouts. Flattened joint positions of the actuated
+        joints (spherical x y z w, revolute angle) map to pose columns; flattened joint velocities are
+        exactly vel[6:] (same joint order and sizes)."""
+        d = self.desc
+        self._joint_pose_order = [[d.param_offset[j] + k for k in (1, 2, 3, 0)] if d.param_size[j] == 4
+                                  else [d.param_offset[j]] for j in self.actuated_ids]
+        self._joint_pose_cols = np.concatenate(self._joint_pose_order)
+        ends = 6 + np.cumsum([d.dof_size_of[j] for j in self.actuated_ids])
+        self._joint_vel_slices = [(int(e - d.dof_size_of[j]), int(e)) for e, j in zip(ends, self.actuated_ids)]
+        self._sph_pose_cols = np.array([d.param_offset[j] for j in self.sph_ids])[:, None] + np.arange(4)
+        if sum(d.dof_size_of[j] for j in self.actuated_ids) != d.dof_size - 6:
+            raise ValueError(f"{d.path}: joint velocities do not follow the actuated joints")
+
+    def disable_default_motors(self):
+        """pybullet gives every joint a velocity motor at load; zero force switches it off."""
+        for j in self.sph_ids:
+            p.setJointMotorControlMultiDof(self.body, j, p.POSITION_CONTROL, targetPosition=[0, 0, 0, 1],
+                                           positionGain=0, velocityGain=1, force=[0, 0, 0],
+                                           physicsClientId=self.client)
+        for j in self.rev_ids:
+            p.setJointMotorControl2(self.body, j, p.VELOCITY_CONTROL, force=0, physicsClientId=self.client)
+
+    # ---- fall contacts -------------------------------------------------------------------
+
+    def set_fall_contact_bodies(self, body_ids):
+        """DeepMimic's fall_contact_bodies: a non-empty list replaces the character file's flags."""
+        for b in body_ids:
+            if not 0 <= b < self.num_bodies:
+                raise ValueError(f"--fall_contact_bodies: body id {b} is not in [0, {self.num_bodies - 1}]")
+        if body_ids:
+            self._fall_mask = np.isin(np.arange(self.num_bodies), body_ids)
+
+    @property
+    def fall_contact_bodies(self):
+        return [int(b) for b in np.flatnonzero(self._fall_mask)]
+
+    def has_fall_contact(self, ground):
+        """True when a fall-contact body touches `ground` (contacts of the last physics sub-step)."""
+        contacts = p.getContactPoints(self.body, ground, physicsClientId=self.client)
+        return any(self._fall_mask[c[3]] for c in contacts if c[3] >= 0)
+
+    # ---- pose and velocity in the character layouts ---------------------------------------
+
+    def set_state(self, pose, vel):
+        """Teleport to `pose` (43) moving at `vel` (34), character units."""
+        s = self.scale
+        pl, vl = list(map(float, pose)), list(map(float, vel))
+        p.resetBasePositionAndOrientation(self.body, [pl[0] * s, pl[1] * s, pl[2] * s], [pl[4], pl[5], pl[6], pl[3]],
+                                          physicsClientId=self.client)
+        p.resetBaseVelocity(self.body, [vl[0] * s, vl[1] * s, vl[2] * s], vl[3:6], physicsClientId=self.client)
+        p.resetJointStatesMultiDof(self.body, self.actuated_ids,
+                                   targetValues=[[pl[i] for i in cols] for cols in self._joint_pose_order],
+                                   targetVelocities=[vl[a:b] for a, b in self._joint_vel_slices],
+                                   physicsClientId=self.client)
+
+    def get_state(self):
+        """(pose (43), vel (34)) in character units; joint quaternions with w >= 0 as DeepMimic's."""
+        s = self.scale
+        pose = np.empty(self.desc.pose_size)
+        vel = np.empty(self.desc.dof_size)
+        pos, rot = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
+        lin, ang = p.getBaseVelocity(self.body, physicsClientId=self.client)
+        states = p.getJointStatesMultiDof(self.body, self.actuated_ids, physicsClientId=self.client)
+        pose[0:3] = pos
+        pose[0:3] /= s
+        pose[3:7] = rot[3], rot[0], rot[1], rot[2]
+        pose[self._joint_pose_cols] = [x for st in states for x in st[0]]
+        vel[0:3] = lin
+        vel[0:3] /= s
+        vel[3:6] = ang
+        vel[6:] = [x for st in states for x in st[1]]
+        quats = pose[self._sph_pose_cols]
+        pose[self._sph_pose_cols] = np.where(quats[:, :1] < 0.0, -quats, quats)
+        return pose, vel
+
+    def get_root_pos(self):
+        pos, _ = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
+        return np.asarray(pos) / self.scale
+
+    def get_generalized_state(self):
+        """pybullet's padded 43-dim (q, qdot) as calculateMassMatrix(flags=1) expects them, physics units:
+        q = base pos 3, base quat xyzw 4, then per joint (spherical xyzw 4, revolute 1);
+        qdot = base linear 3, base angular 3 (world), pad, then per joint (spherical 3 + pad, revolute 1)."""
+        pos, rot = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
+        lin, ang = p.getBaseVelocity(self.body, physicsClientId=self.client)
+        q = list(pos) + list(rot)
+        qd = list(lin) + list(ang) + [0.0]
+        for jq, jqd, _, _ in p.getJointStatesMultiDof(self.body, self.actuated_ids, physicsClientId=self.client):
+            q.extend(jq)
+            qd.extend(jqd)
+            if len(jqd) == 3:
+                qd.append(0.0)
+        return q, np.array(qd)
+
+    def get_body_states(self):
+        states = p.getLinkStates(self.body, self.link_ids, computeLinkVelocity=1, computeForwardKinematics=1,
+                                 physicsClientId=self.client)
+        # per link: centre (3), rotation xyzw (4), link frame origin (3), velocity (3), angular velocity (3)
+        flat = np.array([x for st in states for part in (st[0], st[1], st[4], st[6], st[7]) for x in part])
+        flat = flat.reshape(self.num_bodies, 16)
+        inv_s = 1.0 / self.scale
+        return BodyStates(pos=flat[:, 0:3] * inv_s, rot=flat[:, [6, 3, 4, 5]], joint_pos=flat[:, 7:10] * inv_s,
+                          vel=flat[:, 10:13] * inv_s, ang_vel=flat[:, 13:16])
+
+    def get_body_centre(self, body_id):
+        return np.asarray(p.getLinkState(self.body, body_id, physicsClientId=self.client)[0]) / self.scale
+
+    def calc_aabb(self):
+        """(min (3,), max (3,)) of the whole character from its body shapes."""
+        mins, maxs = body_aabbs(self.desc, self.get_body_states())
+        return mins.min(axis=0), maxs.max(axis=0)
+
+    def calc_com_vel(self, body_states):
+        return self.masses @ body_states.vel / self.total_mass
+
+    def apply_force(self, body_id, force, world_pos):
+        """External force (character units: N at scale 1, scaled by world_scale) at a world point,
+        for the next physics step call only."""
+        p.applyExternalForce(self.body, body_id, np.asarray(force) * self.scale, np.asarray(world_pos) * self.scale,
+                             p.WORLD_FRAME, physicsClientId=self.client)
+
+
+def shape_inertias(char_desc, scale):
+    """(n, 3) principal inertias of the bodies at world_scale as Bullet computes them for DeepMimic's
+    shapes (DeepMimic takes them from calculateLocalInertia): solid sphere 2/5 m r^2, box
+    m/12 (b^2 + c^2), capsule as its bounding box (btCapsuleShape's approximation; the current Bullet
+    formula, which pybullet also gives a capsule made with createCollisionShape). The URDF import
+    inflates capsule boxes by a fixed 1 mm margin, which would break the world_scale invariance.
+    (Older Bullet releases added a margin to the capsule box; which one DeepMimic's 2.88 build used
+    is unconfirmed.)"""
+    inertias = np.empty((len(char_desc.bodies), 3))
+    for i, body in enumerate(char_desc.bodies):
+        size = body.size * scale
+        if body.shape == "sphere":
+            inertias[i] = 0.4 * body.mass * (0.5 * size[0]) ** 2
+        else:
+            extents = size if body.shape == "box" else np.array([size[0], size[0] + size[1], size[0]])
+            sq = extents ** 2
+            inertias[i] = body.mass / 12.0 * np.array([sq[1] + sq[2], sq[0] + sq[2], sq[0] + sq[1]])
+    return inertias
+
+
+@contextmanager
+def _silent_stdout():
+    """Discard what C code writes to stdout meanwhile (file descriptor 1)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def body_aabbs(char_desc, body_states):
+    """Per body (min, max) corners, (n, 3) each, of its collision shape (sphere: diameter Param0;
+    capsule: diameter Param0, cylinder length Param1 along the body's y; box: extents Param0-2)."""
+    mats = math_util.quat_to_matrix(body_states.rot)
+    half = np.empty((len(char_desc.bodies), 3))
+    for i, body in enumerate(char_desc.bodies):
+        size = body.size
+        if body.shape == "sphere":
+            half[i] = 0.5 * size[0]
+        elif body.shape == "capsule":
+            half[i] = 0.5 * size[0] + np.abs(mats[i][:, 1]) * 0.5 * size[1]
+        else:
+            half[i] = np.abs(mats[i]) @ (0.5 * size)
+    return body_states.pos - half, body_states.pos + half
+
+
+def _check_urdf(sim_char, path):
+    """The URDF must be the character file's skeleton at URDF_SCALE (so at world_scale here)."""
+    desc, body, client, s = sim_char.desc, sim_char.body, sim_char.client, sim_char.scale
+    num = p.getNumJoints(body, physicsClientId=client)
+    if num != desc.num_joints:
+        raise ValueError(f"{path}: has {num} links, character file {desc.path} has {desc.num_joints} joints")
+    for joint, b in zip(desc.joints, desc.bodies):
+        info = p.getJointInfo(body, joint.id, physicsClientId=client)
+        dyn = p.getDynamicsInfo(body, joint.id, physicsClientId=client)
+        name = info[1].decode()
+        parent_body = desc.bodies[joint.parent].attach_pt if joint.parent >= 0 else np.zeros(3)
+        checks = [("name", name, joint.name),
+                  ("type", info[2], _PB_JOINT_TYPES[joint.type]),
+                  ("parent", info[16], joint.parent),
+                  ("mass", dyn[0], b.mass),
+                  ("body centre", np.asarray(dyn[3]) / s, b.attach_pt),
+                  ("joint offset", np.asarray(info[14]) / s, joint.attach_pt - parent_body)]
+        if joint.type is JointType.REVOLUTE:
+            checks += [("lower limit", info[8], joint.limit_low), ("upper limit", info[9], joint.limit_high),
+                       ("axis", info[13], (0.0, 0.0, 1.0))]
+        for key, got, want in checks:
+            same = got == want if isinstance(want, str) else np.allclose(got, want, atol=1e-5)
+            if not same:
+                raise ValueError(f"{path}: link {joint.id} ({name}) {key} is {got}, character file "
+                                 f"{desc.path} says {want}")
