@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: setup train test test-slow bench view clean
 
 $(STAMP): requirements.txt
+	bash scripts/install_system_deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
