@@ -2,7 +2,8 @@
 
 Args read here: scene (required; see env/scenes/scene_builder.py), num_update_substeps (default 1:
 env updates per 1/60 s frame; the caller passes dt = 1/60 / num_update_substeps to update()),
-rand_seed (scene randomness, when no `seed` is given). Everything else belongs to the scene.
+rand_seed (scene randomness, when no `seed` is given; offset by 1000 x the MPI rank so ranks draw
+different resets, as DeepMimic seeds them). Everything else belongs to the scene.
 `scene` is public for the viewer (draw_characters, camera_focus, apply_force, throw_projectile,
 draw_projectiles). Goal and AMP calls go to the scene (RLSceneSimChar has the no-goal, no-AMP
 defaults; AMP scenes override them).
@@ -11,6 +12,7 @@ import numpy as np
 
 from env.env import Env, Mode
 from env.scenes.scene_builder import build_scene
+from util import mpi_util
 
 FRAME_TIME = 1.0 / 60.0
 
@@ -23,7 +25,7 @@ class DeepMimicEnv(Env):
         if self.num_update_substeps < 1:
             raise ValueError(f"--num_update_substeps must be >= 1, got {self.num_update_substeps}")
         if seed is None and arg_parser.has_key("rand_seed"):
-            seed = arg_parser.parse_int("rand_seed")
+            seed = arg_parser.parse_int("rand_seed") + 1000 * mpi_util.rank()
         self.rng = np.random.default_rng(seed)
         self.scene = build_scene(arg_parser.parse_string("scene", required=True), arg_parser, self.rng,
                                  FRAME_TIME / self.num_update_substeps)

@@ -1,0 +1,93 @@
+"""Training entry point, one MPI rank: build the env and world, then update_world(world, 1/60)
+until every training agent reaches --max_samples samples or --max_iters iterations.
+
+    python DeepMimic_Optimizer.py --arg_file args/train_humanoid3d_walk_args.txt [--max_samples N]
+        [--max_iters N] [--resume true]
+
+Rank 0 copies the resolved arguments (output_path/args.txt) and the agent files into
+output_path, prints a progress line per iteration, and writes the final checkpoint and resume
+state when the run stops. Use mpi_run.py --num_workers N for several ranks.
+"""
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# One BLAS thread per rank: a multi-threaded OpenBLAS makes the batch-1 policy ~10x slower
+# when ranks share cores. Only effective before numpy is imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import util.mpi_util as mpi_util  # noqa: E402
+from learning.rl_world import WorldEvent, build_world, update_world  # noqa: E402
+from util.arg_parser import load_args  # noqa: E402
+from util.logger import Logger  # noqa: E402
+from util.paths import resolve_data_path  # noqa: E402
+
+FRAME_TIME = 1 / 60
+INVALID_WARNING_EVERY = 100    # consecutive invalid episodes between warnings
+
+
+def copy_run_inputs(arg_parser, output_path):
+    """output_path/args.txt (the resolved arguments) and copies of the agent files (rank 0)."""
+    if not (output_path and mpi_util.is_root()):
+        return
+    os.makedirs(output_path, exist_ok=True)
+    files = {"args.txt": "\n".join(arg_parser.to_lines()) + "\n"}
+    for agent_file in arg_parser.parse_strings("agent_files"):
+        if agent_file != "none":
+            src = resolve_data_path(agent_file)
+            files[os.path.basename(src)] = src.read_text()
+    for name, text in files.items():
+        tmp = os.path.join(output_path, f".{name}.tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(output_path, name))
+
+
+def progress_line(agent, start_samples, start_time):
+    row = agent.logger.last_row
+    rate = (agent.total_sample_count - start_samples) / max(time.time() - start_time, 1e-9)
+    return (f"agent {agent.id} iter {agent.iter:6d} | samples {agent.total_sample_count:>11,} | "
+            f"{rate:7.1f} samples/s | train return {row.get('Train_Return', 0.0):9.3f} | "
+            f"test return {row.get('Test_Return', 0.0):9.3f}")
+
+
+def train(world, max_samples=float("inf"), max_iters=float("inf")):
+    """Runs the world until every training agent reaches max_samples or max_iters (both global
+    counts, so every rank stops after the same training round)."""
+    agents = [a for a in world.agents if a is not None and a.enable_training]
+    if not agents:
+        raise ValueError("no agent to train (train_agents false, or every agent file is none)")
+    start_time = time.time()
+    start_samples = {a.id: a.total_sample_count for a in agents}
+    last_iter = {a.id: a.iter for a in agents}
+    invalid_run = 0
+    while not (all(a.total_sample_count >= max_samples for a in agents)
+               or all(a.iter >= max_iters for a in agents)):
+        event = update_world(world, FRAME_TIME)
+        if event != WorldEvent.NONE:
+            invalid_run = invalid_run + 1 if event == WorldEvent.INVALID_EPISODE else 0
+            if invalid_run and invalid_run % INVALID_WARNING_EVERY == 0:
+                print(f"rank {mpi_util.rank()}: {invalid_run} invalid episodes in a row (exploding "
+                      "velocities; their samples are discarded): check the policy's action scale", flush=True)
+        for a in agents:
+            if a.iter != last_iter[a.id]:
+                last_iter[a.id] = a.iter
+                Logger.print(progress_line(a, start_samples[a.id], start_time))
+    world.save_outputs()
+
+
+def main(argv=None):
+    arg_parser = load_args(sys.argv[1:] if argv is None else argv)
+    Logger.print(f"DeepMimic optimizer: {mpi_util.size()} worker(s)")
+    world = build_world(arg_parser, enable_draw=False)
+    copy_run_inputs(arg_parser, arg_parser.parse_string("output_path"))
+    try:
+        train(world, arg_parser.parse_float("max_samples", float("inf")),
+              arg_parser.parse_float("max_iters", float("inf")))
+    finally:
+        world.shutdown()
+
+
+if __name__ == "__main__":
+    main()

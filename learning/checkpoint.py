@@ -1,0 +1,140 @@
+"""Checkpoints in DeepMimic's TF1 format and variable names, written and read without sessions.
+
+A checkpoint is the TF1 pair `<prefix>.index` + `<prefix>.data-00000-of-00001`, written with the
+SaveV2 kernel (eager) and read with tf.train.load_checkpoint, so DeepMimic's own tools and ours
+read each other's files. Names (deepmimic.md 6): agent/main/actor/..., agent/main/critic/...,
+agent/resource/{s_norm,g_norm,a_norm,...}/{count,mean,std}.
+
+The pybullet wheel's checkpoints use the 2018 layout (pybullet-port.md): the actor's mean layer
+is agent/main/actor/dense, there is no log-std variable, and the critic's output is un-normalised
+by agent/resource/val_norm (value = mean + std * raw). `to_current_layout` renames the mean layer
+and folds val_norm into the critic's last layer (kernel * std, bias * std + mean), which gives the
+same values, so one network serves both layouts.
+
+Beside a checkpoint, `<prefix>.resume.npz` holds what a resumed run needs that DeepMimic never
+saved: optimiser slots, iteration, sample count, exploration parameters, exact normaliser sums.
+"""
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from util.paths import resolve_data_path
+
+DATA_SUFFIX = ".data-00000-of-00001"
+INDEX_SUFFIX = ".index"
+RESUME_SUFFIX = ".resume.npz"
+
+LEGACY_MEAN_LAYER = "agent/main/actor/dense"
+MEAN_LAYER = "agent/main/actor/dist_gauss_diag/mean"
+CRITIC_OUT_LAYER = "agent/main/critic/dense"
+VAL_NORM = "agent/resource/val_norm"
+
+
+class CheckpointError(ValueError):
+    """A missing checkpoint, a missing variable or a shape mismatch; names the file and variable."""
+
+
+def resolve_checkpoint(prefix):
+    """The checkpoint prefix as given, else relative to the project or the pybullet wheel's data."""
+    try:
+        return str(resolve_data_path(str(prefix) + INDEX_SUFFIX))[:-len(INDEX_SUFFIX)]
+    except FileNotFoundError:
+        raise CheckpointError(f"checkpoint not found: {prefix} (no {prefix}{INDEX_SUFFIX} in the "
+                              "working directory, the project or the pybullet data)") from None
+
+
+def read_checkpoint(prefix):
+    """Every variable of a TF1 checkpoint: {name: numpy array}."""
+    reader = tf.train.load_checkpoint(str(prefix))
+    return {name: np.asarray(reader.get_tensor(name)) for name in reader.get_variable_to_shape_map()}
+
+
+def write_checkpoint(prefix, tensors):
+    """Writes {name: array} as a TF1 checkpoint; the data file, then the index, each atomically."""
+    prefix = Path(prefix)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    names = sorted(tensors)
+    with tempfile.TemporaryDirectory(dir=prefix.parent, prefix=".ckpt-tmp-") as tmp:
+        tmp_prefix = os.path.join(tmp, "ckpt")
+        tf.raw_ops.SaveV2(prefix=tmp_prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                          tensors=[tf.constant(tensors[n]) for n in names])
+        os.replace(tmp_prefix + DATA_SUFFIX, str(prefix) + DATA_SUFFIX)
+        os.replace(tmp_prefix + INDEX_SUFFIX, str(prefix) + INDEX_SUFFIX)
+
+
+def is_legacy_layout(tensors):
+    return VAL_NORM + "/mean" in tensors or LEGACY_MEAN_LAYER + "/kernel" in tensors
+
+
+def to_current_layout(tensors):
+    """A 2018-layout checkpoint's tensors in the current names (see the module docstring);
+    others are returned as they are. Drops the placeholders' `*_ph` variables."""
+    out = {n: v for n, v in tensors.items() if not n.endswith("_ph")}
+    if not is_legacy_layout(out):
+        return out
+    for part in ("kernel", "bias"):
+        if f"{LEGACY_MEAN_LAYER}/{part}" in out:
+            out[f"{MEAN_LAYER}/{part}"] = out.pop(f"{LEGACY_MEAN_LAYER}/{part}")
+    if VAL_NORM + "/mean" in out:
+        mean = out.pop(VAL_NORM + "/mean").astype(np.float64)
+        std = out.pop(VAL_NORM + "/std").astype(np.float64)
+        out.pop(VAL_NORM + "/count", None)
+        kernel, bias = CRITIC_OUT_LAYER + "/kernel", CRITIC_OUT_LAYER + "/bias"
+        out[kernel] = (out[kernel] * std).astype(np.float32)
+        out[bias] = (out[bias] * std + mean).astype(np.float32)
+    return out
+
+
+def checked_tensor(tensors, name, shape, source):
+    """tensors[name] after checking it exists and has `shape`."""
+    if name not in tensors:
+        raise CheckpointError(f"{source}: checkpoint lacks variable {name}")
+    value = tensors[name]
+    if tuple(value.shape) != tuple(shape):
+        raise CheckpointError(f"{source}: variable {name} has shape {list(value.shape)} in the "
+                              f"checkpoint but {list(shape)} in the model")
+    return value
+
+
+def assign_variables(variables, tensors, source, optional=()):
+    """Assigns every tf.Variable of {name: variable} from the checkpoint's tensors; names in
+    `optional` keep their value when the checkpoint lacks them."""
+    for name, var in variables.items():
+        if name in optional and name not in tensors:
+            continue
+        var.assign(checked_tensor(tensors, name, var.shape, source).astype(var.dtype.as_numpy_dtype))
+
+
+def normalizer_tensors(scope, norm):
+    """A normaliser as DeepMimic stores it: count (int32 [1], saturating), mean and std (float32)."""
+    return {f"{scope}/count": np.array([min(norm.count, np.iinfo(np.int32).max)], dtype=np.int32),
+            f"{scope}/mean": norm.mean.astype(np.float32),
+            f"{scope}/std": norm.std.astype(np.float32)}
+
+
+def load_normalizer(norm, scope, tensors, source, mean_sq=None):
+    mean = checked_tensor(tensors, f"{scope}/mean", (norm.size,), source)
+    std = checked_tensor(tensors, f"{scope}/std", (norm.size,), source)
+    count = checked_tensor(tensors, f"{scope}/count", (1,), source)
+    norm.load(int(count[0]), mean.astype(np.float64), std.astype(np.float64), mean_sq)
+
+
+def write_resume_state(prefix, state):
+    """Writes {key: number or array} to `<prefix>.resume.npz` atomically."""
+    path = Path(str(prefix) + RESUME_SUFFIX)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, **state)
+    os.replace(tmp, path)
+
+
+def read_resume_state(prefix):
+    path = str(prefix) + RESUME_SUFFIX
+    if not os.path.isfile(path):
+        raise CheckpointError(f"no resume state {path} beside the checkpoint {prefix}")
+    with np.load(path) as data:
+        return {k: data[k] for k in data.files}

@@ -1,0 +1,19 @@
+"""Registry of networks by the name agent files use (ActorNet, CriticNet, DiscNet)."""
+from learning.nets import fc_2layers_1024units, fc_2layers_gated_1024units
+
+NETS = {
+    fc_2layers_1024units.NAME: fc_2layers_1024units.FCNet,
+    fc_2layers_gated_1024units.NAME: fc_2layers_gated_1024units.GatedFCNet,
+}
+
+
+def register_net(name, factory):
+    """factory(input_sizes, scope) -> Net; e.g. smaller trunks for tests."""
+    NETS[name] = factory
+
+
+def build_net(name, input_sizes, scope):
+    """The trunk `name` over inputs of the given sizes, its variables under `scope`."""
+    if name not in NETS:
+        raise KeyError(f"unknown net {name!r} (known: {', '.join(sorted(NETS))})")
+    return NETS[name](list(input_sizes), scope)

@@ -1,0 +1,94 @@
+"""PGAgent: the actor-critic machinery PPO (and AMP) share: the model, decisions, the critic.
+
+Decisions run the model's numpy mirror at batch 1. With probability Rate (while training) the
+action is sampled from N(mean, exp(logstd)^2) in normalised action units, else it is the mean;
+the exploration bit (EXP_ACTION_FLAG) of the step's flags records which. Actions leave the agent
+un-normalised (a = a_norm.mean + a_norm.std * norm_a); logps are in normalised units.
+Value bounds: rewards in [r_min, r_max] give values in [r_min, r_max] / (1 - gamma); a Fail end
+is worth r_fail / (1 - gamma), a Succ end r_succ / (1 - gamma).
+"""
+import numpy as np
+import tensorflow as tf
+
+from env.env import Mode
+from learning.actor_critic import ActorCritic
+from learning.losses import gaussian_logp_np
+from learning.tf_agent import TFAgent
+
+
+class PGAgent(TFAgent):
+    EXP_ACTION_FLAG = 1 << 0
+
+    def __init__(self, world, id, config):
+        self._exp_action = False
+        super().__init__(world, id, config)
+
+    def reset(self):
+        super().reset()
+        self._exp_action = False
+
+    def _load_params(self, config):
+        super()._load_params(config)
+        env, i, gamma = self.env, self.id, config.discount
+        r_min, r_max = env.get_reward_min(i), env.get_reward_max(i)
+        r_fail, r_succ = env.get_reward_fail(i), env.get_reward_succ(i)
+        if not (r_min <= r_fail <= r_max and r_min <= r_succ <= r_max):
+            raise ValueError(f"agent {i}: reward_fail {r_fail} and reward_succ {r_succ} must lie in "
+                             f"[reward_min {r_min}, reward_max {r_max}]")
+        self.val_min, self.val_max = r_min / (1 - gamma), r_max / (1 - gamma)
+        self.val_fail = r_fail / (1 - gamma) if gamma > 0 else 0.0
+        self.val_succ = r_succ / (1 - gamma) if gamma > 0 else 0.0
+
+    def _buffer_filter_flags(self):
+        return (self.EXP_ACTION_FLAG,)
+
+    def _input_sizes(self):
+        return [self.get_state_size()] + ([self.get_goal_size()] if self.has_goal() else [])
+
+    def _input_spec(self):
+        return tuple(tf.TensorSpec([None, n], tf.float32) for n in self._input_sizes())
+
+    def _build_nets(self):
+        cfg = self.config
+        self.model = ActorCritic(cfg.actor_net, cfg.critic_net, self._input_sizes(), self.get_action_size(),
+                                 cfg.actor_init_output_scale, self.exp_params_curr.noise)
+        self._critic_tf = tf.function(lambda inputs: self.model.critic(list(inputs)),
+                                      input_signature=[self._input_spec()])
+
+    def _checkpoint_variables(self):
+        return dict(self.model.variables)
+
+    def _optional_checkpoint_variables(self):
+        return {self.model.actor_head.logstd_name}   # the 2018 layout has no log-std variable
+
+    def _on_params_changed(self):
+        self.model.refresh_mirror()
+
+    def _norm_inputs(self, states, goals):
+        """Normalised float32 network inputs for batches of states and goals."""
+        inputs = [self.s_norm.normalize(states).astype(np.float32)]
+        if self.has_goal():
+            inputs.append(self.g_norm.normalize(goals).astype(np.float32))
+        return inputs
+
+    def _enable_stoch_policy(self):
+        return self.enable_training and self.mode in (Mode.TRAIN, Mode.TRAIN_END)
+
+    def _decide_action(self, s, g):
+        self._exp_action = self._enable_stoch_policy() and np.random.rand() < self.exp_params_curr.rate
+        mean = self.model.actor_mean_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
+        logstd = self.model.logstd_np()
+        norm_a = mean + np.exp(logstd) * np.random.randn(mean.size) if self._exp_action else mean.astype(np.float64)
+        logp = float(gaussian_logp_np(norm_a, mean, logstd))
+        return self.a_norm.unnormalize(norm_a), logp
+
+    def _record_flags(self):
+        return self.EXP_ACTION_FLAG if self._exp_action else 0
+
+    def _eval_critic(self, states, goals):
+        """Critic values (float64) of batches of raw states and goals."""
+        return self._critic_tf(tuple(self._norm_inputs(states, goals))).numpy().astype(np.float64)
+
+    def _log_val(self, s, g):
+        val = self.model.critic_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
+        self.env.log_val(self.id, float((1 - self.config.discount) * val))

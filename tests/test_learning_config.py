@@ -1,0 +1,89 @@
+"""Agent files: the validated schema, defaults, errors naming the file and key."""
+import json
+import math
+
+import pybullet_data
+import pytest
+
+from learning.agent_builder import load_agent_config
+from learning.agent_config import ConfigError, PPOAgentConfig, config_from_dict
+from learning.ppo_agent import PPOAgent
+
+BASE = {"AgentType": "PPO", "ActorNet": "fc_2layers_1024units", "CriticNet": "fc_2layers_1024units"}
+
+
+def load(tmp_path, **entries):
+    path = tmp_path / "agent.txt"
+    path.write_text(json.dumps({**BASE, **entries}))
+    return load_agent_config(path)
+
+
+def test_project_agent_file_has_2021_values():
+    cls, cfg, _ = load_agent_config("data/agents/ct_agent_humanoid_ppo.txt")
+    assert cls is PPOAgent
+    assert (cfg.actor_stepsize, cfg.critic_stepsize, cfg.discount) == (2e-6, 5e-4, 0.95)
+    assert (cfg.batch_size, cfg.mini_batch_size, cfg.replay_buffer_size) == (4096, 256, 1_000_000)
+    assert (cfg.norm_adv_clip, cfg.td_lambda, cfg.actor_weight_decay) == (4, 0.95, 5e-4)
+    assert (cfg.output_iters, cfg.int_output_iters, cfg.test_episodes) == (10, 200, 32)
+    assert (cfg.exp_params_beg.rate, cfg.exp_params_end.rate, cfg.exp_params_end.noise) == (1, 0.2, 0.05)
+
+
+def test_wheel_agent_file_loads_with_legacy_keys():
+    path = f"{pybullet_data.getDataPath()}/data/agents/ct_agent_humanoid_ppo.txt"
+    _, cfg, _ = load_agent_config(path)      # UpdatePeriod, InitActionRate, NoiseInternal, Temp
+    assert cfg.critic_stepsize == 0.01 and cfg.replay_buffer_size == 500000
+
+
+def test_defaults_in_one_place(tmp_path):
+    _, cfg, _ = load(tmp_path)
+    assert cfg == PPOAgentConfig(agent_type="PPO", actor_net="fc_2layers_1024units",
+                                 critic_net="fc_2layers_1024units")
+    assert cfg.normalizer_samples == math.inf and cfg.norm_adv_clip == 5 and cfg.init_samples == 1000
+
+
+def test_integral_floats_are_integers(tmp_path):
+    _, cfg, _ = load(tmp_path, ReplayBufferSize=1e6)
+    assert cfg.replay_buffer_size == 1000000 and isinstance(cfg.replay_buffer_size, int)
+
+
+@pytest.mark.parametrize("entries,message", [
+    ({"ActorStepSize": 1e-3}, "agent.txt: ActorStepSize: unknown key"),
+    ({"BatchSize": "4096"}, "agent.txt: BatchSize: expects an integer, got '4096'"),
+    ({"BatchSize": 4096.5}, "agent.txt: BatchSize: expects an integer"),
+    ({"Discount": True}, "agent.txt: Discount: expects a number, got True"),
+    ({"ActorNet": 3}, "agent.txt: ActorNet: expects a string"),
+    ({"ExpParamsBeg": {"Rate": 1, "Nois": 0.1}}, "agent.txt: ExpParamsBeg.Nois: unknown key"),
+    ({"ExpParamsBeg": {"Rate": "high"}}, "agent.txt: ExpParamsBeg.Rate: expects a number"),
+    ({"ExpParamsBeg": 1}, "agent.txt: ExpParamsBeg: expects an object"),
+    ({"Discount": 1.0}, r"agent.txt: Discount: must be in \[0, 1\)"),
+    ({"TDLambda": -0.1}, "agent.txt: TDLambda: must be in"),
+    ({"MiniBatchSize": 0}, "agent.txt: MiniBatchSize: must be >= 1"),
+    ({"ExpParamsEnd": {"Noise": 0.2}}, "agent.txt: ExpParamsEnd.Noise: must equal ExpParamsBeg.Noise"),
+    ({"ExpParamsBeg": {"Rate": 2}}, r"agent.txt: ExpParamsBeg.Rate: must be in \[0, 1\]"),
+    ({"CriticNet": "fc_3layers"}, "agent.txt: CriticNet: unknown net 'fc_3layers'"),
+    ({"AgentType": "DQN"}, "agent.txt: AgentType: unknown agent type 'DQN'"),
+])
+def test_errors_name_file_and_key(tmp_path, entries, message):
+    with pytest.raises(ConfigError, match=message):
+        load(tmp_path, **entries)
+
+
+def test_required_keys(tmp_path):
+    with pytest.raises(ConfigError, match="x.txt: ActorNet: required key missing"):
+        config_from_dict(PPOAgentConfig, {"AgentType": "PPO", "CriticNet": "fc_2layers_1024units"}, "x.txt")
+    path = tmp_path / "agent.txt"
+    path.write_text('{"ActorNet": "fc_2layers_1024units"}')
+    with pytest.raises(ConfigError, match="agent.txt: AgentType: required key missing"):
+        load_agent_config(path)
+    path.write_text('{"AgentType": "PPO",}')
+    with pytest.raises(ConfigError, match="agent.txt: invalid JSON"):
+        load_agent_config(path)
+
+
+def test_per_rank_buffer_check_names_file(tmp_path):
+    from learning.rl_world import RLWorld
+    from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
+    register_small_net()
+    agent_file = write_agent_file(tmp_path / "small.txt", ReplayBufferSize=1000, BatchSize=512)
+    with pytest.raises(ConfigError, match="small.txt: ReplayBufferSize: 1000 over 1 rank"):
+        RLWorld(PointMassEnv(), toy_args(agent_file))

@@ -1,0 +1,86 @@
+"""Entry points: the optimizer's training loop and outputs, mpi_run's launch; a real-scene smoke
+run through mpi_run with 2 workers and a resume (slow)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mpi_run
+from DeepMimic_Optimizer import copy_run_inputs, train
+from learning.rl_world import RLWorld
+from learning.tf_util import limit_tf_threads
+from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
+
+limit_tf_threads()
+register_small_net()
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_train_stops_and_saves(tmp_path):
+    out = tmp_path / "out"
+    agent_file = write_agent_file(tmp_path / "agent.txt", OutputIters=100, TestEpisodes=0)
+    args = toy_args(agent_file, "--output_path", out)
+    world = RLWorld(PointMassEnv(), args)
+    copy_run_inputs(args, str(out))
+    train(world, max_iters=2)
+    agent = world.agents[0]
+    assert agent.iter == 2
+    assert (out / "agent0_model.ckpt.index").is_file() and (out / "agent0_model.ckpt.resume.npz").is_file()
+    assert "--agent_files" in (out / "args.txt").read_text()
+    assert (out / "agent.txt").read_text() == agent_file.read_text()
+    world2 = RLWorld(PointMassEnv(), toy_args(agent_file, "--output_path", out, "--resume", "true"))
+    start = world2.agents[0].total_sample_count
+    train(world2, max_samples=start + 1)
+    assert world2.agents[0].iter == 3 and world2.agents[0].total_sample_count > start
+
+
+def test_train_needs_a_training_agent(tmp_path):
+    world = RLWorld(PointMassEnv(), toy_args(write_agent_file(tmp_path / "a.txt"), "--train_agents", "false"))
+    with pytest.raises(ValueError, match="no agent to train"):
+        train(world, max_iters=1)
+
+
+def test_mpi_run_command():
+    assert mpi_run.split_num_workers(["--arg_file", "x", "--num_workers", "3"]) == (3, ["--arg_file", "x"])
+    assert mpi_run.split_num_workers(["--arg_file", "x"]) == (1, ["--arg_file", "x"])
+    with pytest.raises(SystemExit, match="--num_workers expects a positive integer"):
+        mpi_run.split_num_workers(["--num_workers", "zero"])
+    cmd = mpi_run.mpiexec_command(2, ["--arg_file", "x"])
+    assert cmd[0] == str(Path(sys.executable).parent / "mpiexec")
+    assert cmd[1:3] == ["-n", "2"] and "--oversubscribe" in cmd
+    assert cmd[-3:] == [str(ROOT / "DeepMimic_Optimizer.py"), "--arg_file", "x"]
+    env = mpi_run.mpiexec_env()
+    assert env["OPENBLAS_NUM_THREADS"] == "1" and str(ROOT) in env["PYTHONPATH"]
+
+
+SMOKE_AGENT = ('{"AgentType": "PPO", "ActorNet": "fc_2layers_1024units", "CriticNet": "fc_2layers_1024units", '
+               '"ActorInitOutputScale": 0.01, '
+               '"BatchSize": 128, "MiniBatchSize": 32, "ReplayBufferSize": 20000, "InitSamples": 1, '
+               '"TestEpisodes": 0, "OutputIters": 1, "ExpParamsBeg": {"Rate": 1, "Noise": 0.05}, '
+               '"ExpParamsEnd": {"Rate": 0.2, "Noise": 0.05}}')
+
+
+@pytest.mark.slow
+@pytest.mark.mpi
+def test_mpi_run_walk_two_workers_and_resume(tmp_path):
+    agent_file = tmp_path / "agent.txt"
+    agent_file.write_text(SMOKE_AGENT)
+    out = tmp_path / "out"
+    base = [sys.executable, "mpi_run.py", "--num_workers", "2", "--arg_file", "args/train_humanoid3d_walk_args.txt",
+            "--agent_files", str(agent_file), "--output_path", str(out), "--int_output_path", str(out / "int"),
+            "--rand_seed", "3"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    first = subprocess.run(base + ["--max_iters", "2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert "samples/s" in first.stdout
+    rows = (out / "agent0_log.txt").read_text().splitlines()
+    assert len(rows) == 3 and (out / "args.txt").is_file() and (out / "agent.txt").is_file()
+    samples = int(rows[-1].split()[2])
+    second = subprocess.run(base + ["--max_iters", "3", "--resume", "true"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=900)
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    rows = (out / "agent0_log.txt").read_text().splitlines()
+    assert [int(r.split()[0]) for r in rows[1:]] == [0, 1, 2]
+    assert int(rows[-1].split()[2]) > samples

@@ -1,0 +1,141 @@
+"""PPO and the world loop on the toy env: learning, modes, logs, checkpoints, resume, evaluation."""
+import numpy as np
+import pytest
+
+from env.env import Mode, Terminate
+from learning.checkpoint import read_checkpoint
+from learning.evaluate import evaluate, summarize, write_stats
+from learning.rl_world import RLWorld, WorldEvent, step_world, update_world
+from learning.tf_util import limit_tf_threads, seed_rank
+from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
+from util.logger import MIN_COLUMN_WIDTH
+
+limit_tf_threads()
+register_small_net()
+
+LOG_COLUMNS = ["Iteration", "Wall_Time", "Samples", "Train_Return", "Test_Return", "State_Mean",
+               "State_Std", "Goal_Mean", "Goal_Std", "Exp_Rate", "Exp_Noise", "Critic_Loss",
+               "Critic_Stepsize", "Actor_Loss", "Actor_Stepsize", "Clip_Frac", "Adv_Mean", "Adv_Std"]
+
+
+def make_world(tmp_path, *extra, env=None, **overrides):
+    agent_file = write_agent_file(tmp_path / "agent.txt", **overrides)
+    return RLWorld(env or PointMassEnv(seed=3), toy_args(agent_file, *extra))
+
+
+def run_until(world, iters):
+    agent = world.agents[0]
+    while agent.iter < iters:
+        update_world(world, 1 / 60)
+
+
+def read_log(path):
+    lines = path.read_text().splitlines()
+    return lines[0].split(), [list(map(float, line.split())) for line in lines[1:]]
+
+
+def test_ppo_improves_return_on_toy_env(tmp_path):
+    seed_rank(1)
+    world = make_world(tmp_path, TestEpisodes=0)
+    world.env.rng = np.random.RandomState(100)
+    before = summarize(evaluate(world, 24))["mean_reward"]
+    run_until(world, 12)
+    world.env.rng = np.random.RandomState(100)       # the same 24 starts and targets
+    after = summarize(evaluate(world, 24))["mean_reward"]
+    assert after > before + 0.15, (before, after)
+
+
+def test_modes_logs_and_checkpoints(tmp_path):
+    seed_rank(2)
+    out = tmp_path / "out"
+    world = make_world(tmp_path, "--output_path", out, "--int_output_path", out / "int",
+                       OutputIters=3, IntOutputIters=4, TestEpisodes=4)
+    agent = world.agents[0]
+    modes = []
+    while agent.iter < 6:
+        update_world(world, 1 / 60)
+        modes.append(agent.mode)
+    assert Mode.TEST in modes and agent.avg_test_return > 0
+    header, rows = read_log(out / "agent0_log.txt")
+    assert header == LOG_COLUMNS
+    assert [r[0] for r in rows] == [0, 1, 2, 3, 4, 5]              # a row every iteration
+    line = (out / "agent0_log.txt").read_text().splitlines()[1]
+    assert len(line) == sum(max(len(c), MIN_COLUMN_WIDTH) + 1 for c in LOG_COLUMNS) - 1  # fixed width
+    samples = [r[2] for r in rows]
+    assert samples == sorted(samples) and samples[0] >= 512
+    # Rate annealed by the samples counted at the previous training round
+    assert all(r[9] == pytest.approx(1 - 0.8 * prev[2] / 1e6) for prev, r in zip(rows, rows[1:]))
+    assert rows[-1][9] < rows[0][9] < 1
+    assert all(r[14] == pytest.approx(0.01) and r[10] == 0.4 for r in rows)   # Actor_Stepsize, Noise
+    assert (out / "agent0_model.ckpt.index").is_file() and (out / "agent0_model.ckpt.resume.npz").is_file()
+    ints = sorted(p.name for p in (out / "int" / "agent0_models").glob("*.index"))
+    assert ints == ["agent0_int_model_0000000000.ckpt.index", "agent0_int_model_0000000004.ckpt.index"]
+    saved = read_checkpoint(out / "agent0_model.ckpt")      # saved at iteration 3 (before step 4)
+    assert saved["agent/resource/s_norm/count"][0] > 0
+
+
+def test_invalid_episode_is_discarded(tmp_path):
+    world = make_world(tmp_path)
+    agent = world.agents[0]
+    for _ in range(5):
+        assert step_world(world, 1 / 120) == WorldEvent.NONE
+    assert agent.path.pathlength() > 0
+    world.env.force_invalid = True
+    assert step_world(world, 1 / 120) == WorldEvent.INVALID_EPISODE
+    assert agent.path.pathlength() == 0 and agent.replay_buffer.total_count == 0
+    while step_world(world, 1 / 120) != WorldEvent.EPISODE_END:
+        pass
+    assert agent.replay_buffer.num_paths == 1 and agent.replay_buffer.total_count == 31
+
+
+def test_resume_continues_counts(tmp_path):
+    seed_rank(3)
+    out = tmp_path / "out"
+    world = make_world(tmp_path, "--output_path", out, OutputIters=100, TestEpisodes=0)
+    run_until(world, 3)
+    world.save_outputs()
+    first = world.agents[0]
+    _, rows = read_log(out / "agent0_log.txt")
+    resumed = make_world(tmp_path, "--output_path", out, "--resume", "true", OutputIters=100, TestEpisodes=0)
+    agent = resumed.agents[0]
+    assert (agent.iter, agent.total_sample_count) == (3, first.total_sample_count)
+    for name, var in first.model.variables.items():
+        np.testing.assert_array_equal(agent.model.variables[name].numpy(), var.numpy())
+    np.testing.assert_array_equal(agent.s_norm.mean_sq, first.s_norm.mean_sq)
+    assert agent.actor_solver.iter == first.actor_solver.iter
+    run_until(resumed, 5)
+    _, rows = read_log(out / "agent0_log.txt")
+    assert [r[0] for r in rows] == [0, 1, 2, 3, 4]                     # appended, one header
+    assert rows[3][2] > first.total_sample_count
+
+
+def test_resume_needs_output_path(tmp_path):
+    with pytest.raises(ValueError, match="--resume needs --output_path"):
+        make_world(tmp_path, "--resume", "true")
+
+
+class TermsEnv(PointMassEnv):
+    def get_reward_terms(self, agent_id):
+        return {"dist": float(np.linalg.norm(self.target - self.pos)), "one": 1.0}
+
+
+def test_evaluate_reports_episodes(tmp_path):
+    env = TermsEnv(seed=5, episode_time=0.5)
+    world = make_world(tmp_path, env=env)
+    stats = evaluate(world, 3)
+    assert len(stats) == 3 and env.mode == Mode.TRAIN        # training mode restored
+    for s in stats:
+        assert s.length_s == pytest.approx(0.5) and not s.fell
+        assert s.num_decisions == 15 and 0 < s.mean_reward <= 1
+        assert s.reward_terms["one"] == 1.0 and s.reward_terms["dist"] > 0
+    cut = evaluate(world, 2, max_episode_time=0.25)
+    assert [s.length_s for s in cut] == pytest.approx([0.25, 0.25])
+    write_stats(tmp_path / "stats.json", stats)
+    assert '"falls": 0' in (tmp_path / "stats.json").read_text()
+
+
+def test_evaluate_marks_falls(tmp_path):
+    env = PointMassEnv(seed=5)
+    env.check_terminate = lambda agent_id: Terminate.Fail if env.time > 0.2 else Terminate.Null
+    stats = evaluate(make_world(tmp_path, env=env), 2)
+    assert all(s.fell and s.length_s == pytest.approx(0.2 + 1 / 60, abs=1 / 60) for s in stats)

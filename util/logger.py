@@ -1,0 +1,71 @@
+"""Tabular training logs: one fixed-width, whitespace-separated row per iteration, rank 0 only.
+
+Columns are set by the first row (the order of the log_tabular calls); later rows must log the
+same keys. The file is readable with numpy.genfromtxt(names=True) or pandas.read_csv(sep=r"\s+").
+"""
+import numbers
+import os
+
+import util.mpi_util as mpi_util
+
+MIN_COLUMN_WIDTH = 15   # fits any number printed with 8 significant digits
+
+
+def _format(val):
+    if isinstance(val, numbers.Integral) and not isinstance(val, bool):
+        return str(int(val))
+    return f"{float(val):.8g}"
+
+
+class Logger:
+    @staticmethod
+    def print(text=""):
+        if mpi_util.is_root():
+            print(text, flush=True)
+
+    def __init__(self):
+        self.output_path = None
+        self._columns = None   # keys of the header row, in order
+        self._row = {}
+        self.last_row = {}     # the row most recently dumped
+        self._append = False
+        self._started = False  # the file has been created or opened for appending
+
+    def configure_output_file(self, path, append=False):
+        """Rows go to `path` from the next dump on; the file is created (or, with append, kept:
+        resumed runs) at the first dump, so building a world alone never touches it."""
+        self.output_path = path
+        self._append = append and os.path.isfile(path) and os.path.getsize(path) > 0
+
+    def log_tabular(self, key, val):
+        if self._columns is not None and key not in self._columns:
+            raise KeyError(f"log column {key!r} was not in the first row ({', '.join(self._columns)})")
+        if key in self._row:
+            raise KeyError(f"log column {key!r} logged twice in one row")
+        self._row[key] = val
+
+    def _widths(self):
+        return [max(len(k), MIN_COLUMN_WIDTH) for k in self._columns]
+
+    def _fix_columns(self):
+        if self._columns is None:
+            self._columns = list(self._row)
+        missing = [k for k in self._columns if k not in self._row]
+        if missing:
+            raise KeyError(f"log row lacks column(s) {', '.join(missing)}")
+
+    def dump_tabular(self):
+        """Writes the current row to the file (rank 0, when configured) and starts a new row."""
+        self._fix_columns()
+        if mpi_util.is_root() and self.output_path:
+            widths = self._widths()
+            lines = []
+            if not self._started:
+                os.makedirs(os.path.dirname(os.path.abspath(self.output_path)), exist_ok=True)
+                if not self._append:
+                    lines.append(" ".join(f"{k:>{w}}" for k, w in zip(self._columns, widths)))
+            lines.append(" ".join(f"{_format(self._row[k]):>{w}}" for k, w in zip(self._columns, widths)))
+            with open(self.output_path, "a" if self._started or self._append else "w") as f:
+                f.write("\n".join(lines) + "\n")
+            self._started = True
+        self.last_row, self._row = self._row, {}
