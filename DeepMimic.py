@@ -1,0 +1,184 @@
+"""DeepMimic's viewer: args -> world -> a window at 60 frames/s, or headless frames.
+
+    python DeepMimic.py --arg_file args/kin_char_args.txt
+    python DeepMimic.py --arg_file args/run_humanoid3d_walk_args.txt --headless --record walk.mp4
+    python DeepMimic.py --arg_file ... --headless --screenshot shot.png [--record_seconds 2]
+    python DeepMimic.py --arg_file ... --headless --episodes 5 [--stats stats.json]
+
+Viewer options (besides the world's): --headless; --record PATH (a video for .mp4/.mkv/.mov/
+.avi/.webm, else a folder of PNG frames); --record_seconds S (simulated seconds, default 5 with
+--record, else 0); --screenshot PATH (the last frame); --episodes N and --stats FILE (headless
+evaluation); --cam_track_mode xz|y|xyz|still|fixed; --msaa N (anti-aliasing samples, default 4).
+A flag given without a value means true.
+
+Keys: Esc quit; space pause; > / < one frame forward / back; . / , playback speed +-0.05, / back
+to 1; l reload the arg files; r reset the episode; t toggle training; k show/hide the reference
+character; x / z throw a small / big box; s write the character state to output/char_state.json;
+y trace the root and end effectors. Mouse: right drag pans, wheel zooms, left drag on a body
+pulls it (physics scenes), left drag elsewhere turns the camera.
+"""
+import json
+import sys
+import time
+from dataclasses import dataclass
+
+from env.render.camera import TRACK_MODES
+from util.arg_parser import ArgError, load_args
+
+WIDTH, HEIGHT = 800, 450
+DEFAULT_RECORD_SECONDS = 5.0
+
+
+@dataclass
+class ViewerOptions:
+    headless: bool
+    record: str
+    record_seconds: float
+    screenshot: str
+    episodes: int
+    stats: str
+    track_mode: str
+    msaa: int
+
+    @classmethod
+    def parse(cls, args):
+        record = args.parse_string("record")
+        options = cls(
+            headless=_flag(args, "headless"), record=record,
+            record_seconds=args.parse_float("record_seconds", DEFAULT_RECORD_SECONDS if record else 0.0),
+            screenshot=args.parse_string("screenshot"), episodes=args.parse_int("episodes"),
+            stats=args.parse_string("stats"), track_mode=args.parse_string("cam_track_mode", "xz"),
+            msaa=args.parse_int("msaa", 4))
+        if options.track_mode not in TRACK_MODES:
+            raise ArgError(f"--cam_track_mode: unknown mode {options.track_mode!r} ({', '.join(TRACK_MODES)})")
+        if record and options.record_seconds <= 0:
+            raise ArgError(f"--record_seconds must be > 0 with --record, got {options.record_seconds}")
+        if (record or options.screenshot or options.episodes) and not options.headless:
+            raise ArgError("--record, --screenshot and --episodes need --headless")
+        if options.headless and not (record or options.screenshot or options.episodes):
+            raise ArgError("--headless needs --record, --screenshot or --episodes")
+        return options
+
+
+def _flag(args, key):
+    """`--key` alone is true; `--key true/false` as usual."""
+    return args.has_key(key) and (not args.table[key] or args.parse_bool(key))
+
+
+def build_world(argv, enable_draw=True):
+    """A fresh RLWorld from the command line (re-reading the arg files, as the `l` key wants)."""
+    from learning.rl_world import build_world as build_rl_world
+    return build_rl_world(load_args(argv), enable_draw)
+
+
+# ---- window ---------------------------------------------------------------------------------
+
+def run_window(viewer, options):
+    """Ticks at the viewer's interval and draws at up to 60 frames/s; the window lives in the
+    render process, which sends back its input events."""
+    from env.render.render_process import RenderProcess
+    from env.render.viewer import FRAME_DT
+    render = RenderProcess(WIDTH, HEIGHT, headless=False, msaa=options.msaa)
+    print(f"OpenGL {render.gl_info}")
+    try:
+        last_tick = next_draw = time.perf_counter()
+        while not viewer.quit:
+            now = time.perf_counter()
+            if now - last_tick >= viewer.tick_interval():
+                viewer.tick()
+                last_tick = now
+            if now >= next_draw:
+                for event in render.draw(viewer.frame(), viewer.camera, *viewer.hud_content()):
+                    viewer.handle_event(event)
+                next_draw = now + FRAME_DT
+            wake = min(last_tick + viewer.tick_interval(), next_draw)
+            time.sleep(max(0.0, wake - time.perf_counter()))
+    finally:
+        render.close()
+
+
+# ---- headless -------------------------------------------------------------------------------
+
+def headless_frames(viewer, seconds, msaa):
+    """Renders the start, then one image per 1/60 s of simulated time for `seconds`.
+
+    A virtual clock runs the viewer's ticks, so playback speed and the frame count do not
+    depend on how fast the machine renders. Yields (frame index, image); index 0 is the start.
+    """
+    from env.render.render_process import RenderProcess
+    from env.render.viewer import FRAME_DT
+    render = RenderProcess(WIDTH, HEIGHT, headless=True, msaa=msaa)
+    print(f"OpenGL {render.gl_info}")
+    try:
+        yield 0, render.draw(viewer.frame(), viewer.camera, *viewer.hud_content())
+        clock, next_tick = 0.0, viewer.tick_interval()
+        for index in range(1, round(seconds / FRAME_DT) + 1):
+            clock += FRAME_DT
+            while clock >= next_tick - 1e-9:
+                viewer.tick()
+                next_tick += viewer.tick_interval()
+            yield index, render.draw(viewer.frame(), viewer.camera, *viewer.hud_content())
+    finally:
+        render.close()
+
+
+def run_headless(viewer, options):
+    from env.render.recorder import open_sink, write_png
+    sink = open_sink(options.record) if options.record else None
+    image = None
+    for index, image in headless_frames(viewer, options.record_seconds, options.msaa):
+        if sink is not None and index > 0:
+            sink.add(image)
+    if sink is not None:
+        sink.close()
+        print(f"recorded {sink.count} frames to {options.record}")
+    if options.screenshot:
+        write_png(options.screenshot, image)
+        print(f"screenshot written to {options.screenshot}")
+
+
+def run_evaluation(argv, options):
+    """N test-mode episodes without drawing (learning/evaluate.py); prints and writes stats."""
+    from learning.evaluate import evaluate, format_episode, summarize, write_stats
+    world = build_world(argv, enable_draw=False)
+    try:
+        if not world.agents or world.agents[0] is None:
+            raise ValueError(f"--episodes needs an agent; scene {world.env.get_name()} has none")
+        stats = evaluate(world, options.episodes)
+    finally:
+        world.shutdown()
+    for index, episode in enumerate(stats):
+        print(format_episode(index, episode))
+    print("summary:", json.dumps(summarize(stats)))
+    if options.stats:
+        write_stats(options.stats, stats)
+        print(f"stats written to {options.stats}")
+
+
+def main(argv=None):
+    """Bad arguments, a missing data file or no OpenGL end the program with one line."""
+    argv = sys.argv[1:] if argv is None else argv
+    from env.render.gl_context import GLUnavailable, has_display
+    try:
+        options = ViewerOptions.parse(load_args(argv))
+        if not options.headless and not has_display():
+            raise GLUnavailable("no display found; use --headless with --record, --screenshot or --episodes")
+        if options.episodes:
+            run_evaluation(argv, options)
+        else:
+            run_viewer(argv, options)
+    except (ValueError, FileNotFoundError, GLUnavailable) as err:   # ArgError is a ValueError
+        sys.exit(f"DeepMimic.py: {err}")
+
+
+def run_viewer(argv, options):
+    from env.render.viewer import Viewer
+    viewer = Viewer(lambda: build_world(argv), WIDTH, HEIGHT, options.track_mode)
+    try:
+        (run_headless if options.headless else run_window)(viewer, options)
+    finally:
+        viewer.world.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,269 @@
+"""The viewer's keys, mouse and frame clock, driven by feeding events (no window), on the
+kin_char scene (motion playback) and the imitate scene without an agent (physics hooks)."""
+import json
+
+import numpy as np
+import pytest
+
+import DeepMimic
+from env.render.viewer import FRAME_DT, Viewer
+
+HEAD, CHEST = 2, 1
+KIN_CHAR = ["--arg_file", "args/kin_char_args.txt"]
+IMITATE_NO_AGENT = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--agent_files", "none",
+                    "--model_files", "none"]
+
+
+def make_viewer(argv):
+    return Viewer(lambda: DeepMimic.build_world(argv), 800, 450)
+
+
+@pytest.fixture
+def viewer():
+    viewer = make_viewer(KIN_CHAR + ["--num_update_substeps", "4"])
+    yield viewer
+    viewer.world.shutdown()
+
+
+@pytest.fixture
+def sim_viewer():
+    viewer = make_viewer(IMITATE_NO_AGENT)
+    yield viewer
+    viewer.world.shutdown()
+
+
+def env_time(viewer):
+    return viewer.world.env.get_time()
+
+
+def body_pos(viewer):
+    return viewer.scene.draw_characters()[0][1].copy()
+
+
+def test_tick_runs_one_frame_in_substeps(viewer, monkeypatch):
+    env = viewer.world.env
+    steps = []
+    update = env.update
+    monkeypatch.setattr(env, "update", lambda dt: (steps.append(dt), update(dt)))
+    viewer.tick()
+    assert steps == pytest.approx([FRAME_DT / 4] * 4)
+    assert env_time(viewer) == pytest.approx(FRAME_DT)
+
+
+def test_pause_stops_time(viewer):
+    viewer.tick()
+    viewer.keyboard(" ")
+    t, pos = env_time(viewer), body_pos(viewer)
+    for _ in range(5):
+        viewer.tick()
+    assert env_time(viewer) == t and np.array_equal(body_pos(viewer), pos)
+    viewer.keyboard(" ")
+    viewer.tick()
+    assert env_time(viewer) == pytest.approx(t + FRAME_DT)
+
+
+def test_single_step_forward_and_back(viewer, monkeypatch):
+    viewer.tick()
+    t = env_time(viewer)
+    viewer.keyboard(">")
+    assert not viewer.animating
+    assert env_time(viewer) == pytest.approx(t + FRAME_DT)
+    viewer.tick()                                  # paused after a step
+    assert env_time(viewer) == pytest.approx(t + FRAME_DT)
+    steps = []
+    monkeypatch.setattr(viewer.world.env, "update", steps.append)
+    viewer.keyboard("<")                           # a frame backwards; the scene decides what it means
+    assert steps == pytest.approx([-FRAME_DT / 4] * 4) and not viewer.animating
+
+
+def test_playback_speed_keys_and_clock(viewer):
+    viewer.keyboard(".")
+    assert viewer.playback_speed == 1.05
+    viewer.keyboard(",")
+    viewer.keyboard(",")
+    assert viewer.playback_speed == 0.95
+    viewer.keyboard("/")
+    assert viewer.playback_speed == 1.0
+    assert viewer.tick_interval() == pytest.approx(FRAME_DT)
+    for _ in range(30):
+        viewer.keyboard(".")                       # 2.5x: 2 frames per tick, 2/2.5 frame apart
+    assert viewer.playback_speed == 2.5
+    assert viewer.num_frames_per_tick() == 2
+    assert viewer.tick_interval() == pytest.approx(2 * FRAME_DT / 2.5)
+    t = env_time(viewer)
+    viewer.tick()
+    assert env_time(viewer) == pytest.approx(t + 2 * FRAME_DT)
+    viewer.keyboard("/")
+    for _ in range(10):
+        viewer.keyboard(",")                       # 0.5x: one frame every 2 frame times
+    assert viewer.num_frames_per_tick() == 1
+    assert viewer.tick_interval() == pytest.approx(2 * FRAME_DT)
+
+
+def test_reset_restores_start_state(viewer):
+    start = body_pos(viewer)
+    for _ in range(20):
+        viewer.tick()
+    assert not np.allclose(body_pos(viewer), start)
+    viewer.keyboard("r")
+    assert env_time(viewer) == 0.0
+    assert np.allclose(body_pos(viewer), start)
+
+
+def test_reload_builds_a_new_world(viewer):
+    old = viewer.world
+    viewer.tick()
+    viewer.keyboard("l")
+    assert viewer.world is not old and env_time(viewer) == 0.0
+
+
+def test_toggles_reference_trace_and_quit(viewer):
+    viewer.keyboard("k")
+    assert not viewer.draw_ref
+    viewer.keyboard("y")
+    for _ in range(3):
+        viewer.tick()
+    lines = viewer.frame().lines
+    assert len(lines) == 5 and all(len(points) == 3 for points, _ in lines)   # root + 4 end effectors
+    viewer.keyboard("y")
+    assert viewer.frame().lines == []
+    viewer.keyboard("\x1b")
+    assert viewer.quit
+
+
+def test_training_toggle_reaches_the_world(viewer):
+    assert viewer.world.enable_training
+    viewer.keyboard("t")
+    assert not viewer.world.enable_training
+    viewer.keyboard("t")
+    assert viewer.world.enable_training
+
+
+def test_dump_char_state(viewer, tmp_path):
+    path = tmp_path / "state.json"
+    viewer.dump_char_state(path)
+    state = json.loads(path.read_text())
+    assert np.allclose(state["characters"][0]["body_pos"], body_pos(viewer))
+
+
+def test_reference_hidden_with_k_in_a_physics_scene(sim_viewer):
+    kinds = [kind for *_, kind in sim_viewer.scene.draw_characters()]
+    assert kinds == ["sim", "kin"]
+    assert len(sim_viewer.frame().translucent) == 15
+    sim_viewer.keyboard("k")
+    assert sim_viewer.frame().translucent == [] and len(sim_viewer.frame().solids) == 15
+
+
+def test_projectile_keys(sim_viewer):
+    sim_viewer.keyboard("x")
+    sim_viewer.keyboard("z")
+    sizes = [size[0] for size, _, _ in sim_viewer.scene.draw_projectiles()]
+    assert len(sizes) == 2 and sizes[0] < sizes[1]                  # small, then big
+    assert sum(s.body_id < 0 for s in sim_viewer.frame().solids) == 2
+
+
+def test_keys_needing_physics_are_ignored_in_kin_char(viewer):
+    viewer.keyboard("x")
+    viewer.keyboard("z")
+    assert viewer.scene.draw_projectiles() == []
+
+
+def test_mouse_wheel_and_right_drag(viewer):
+    cam = viewer.camera
+    dist = np.linalg.norm(cam.position - cam.focus)
+    viewer.scroll(1)
+    assert np.linalg.norm(cam.position - cam.focus) == pytest.approx(0.9 * dist)
+    focus = cam.focus.copy()
+    viewer.mouse_button("right", True, 400, 200)
+    viewer.mouse_move(450, 200)
+    viewer.mouse_button("right", False, 450, 200)
+    assert cam.focus[0] < focus[0]                 # dragging right moves the view left
+    moved = cam.focus.copy()
+    viewer.mouse_move(600, 300)                    # no button: nothing moves
+    assert np.allclose(cam.focus, moved)
+
+
+def chest_after_drag(viewer, drag_px):
+    """Grabs the chest, drags it sideways by drag_px pixels for 10 frames; the chest's position."""
+    chest = body_pos(viewer)[CHEST]
+    (cx, cy), _ = viewer.camera.project(chest)
+    viewer.mouse_button("left", True, cx, cy)
+    viewer.mouse_move(cx + drag_px, cy)
+    for _ in range(10):
+        viewer.tick()
+    viewer.mouse_button("left", False, cx + drag_px, cy)
+    return body_pos(viewer)[CHEST]
+
+
+def test_left_drag_pulls_the_grabbed_body(sim_viewer):
+    head = body_pos(sim_viewer)[HEAD]
+    (hx, hy), _ = sim_viewer.camera.project(head)
+    sim_viewer.mouse_button("left", True, hx, hy)
+    body_id, force, point = sim_viewer.drag_force()
+    assert body_id == HEAD and np.allclose(force, 0, atol=1e-6)
+    assert np.linalg.norm(point - head) == pytest.approx(0.205 / 2)
+    sim_viewer.mouse_move(hx, hy - 40)
+    _, force, _ = sim_viewer.drag_force()
+    assert force[1] > 0 and abs(force[0]) < 1e-6 * force[1]
+    sim_viewer.mouse_button("left", False, hx, hy - 40)
+    assert sim_viewer.drag_force() is None
+    sim_viewer.keyboard("r")
+    free = chest_after_drag(sim_viewer, 0)
+    sim_viewer.keyboard("r")
+    pulled = chest_after_drag(sim_viewer, 80)                        # about 0.3 m to the right
+    assert pulled[0] > free[0] + 0.02
+
+
+def test_left_drag_off_the_body_orbits(viewer):
+    position = viewer.camera.position.copy()
+    viewer.mouse_button("left", True, 20, 400)
+    assert viewer.drag == ("orbit",)
+    viewer.mouse_move(60, 400)
+    assert not np.allclose(viewer.camera.position, position)
+
+
+def test_window_events_reach_the_viewer(viewer):
+    viewer.handle_event(("char", ">"))
+    assert not viewer.animating and env_time(viewer) == pytest.approx(FRAME_DT)
+    dist = np.linalg.norm(viewer.camera.position - viewer.camera.focus)
+    viewer.handle_event(("scroll", -1.0))
+    assert np.linalg.norm(viewer.camera.position - viewer.camera.focus) == pytest.approx(dist / 0.9)
+    viewer.handle_event(("mouse_button", "right", True, 400.0, 200.0))
+    assert viewer.drag == ("pan",)
+    viewer.handle_event(("resize", 640, 480))
+    assert (viewer.camera.width, viewer.camera.height) == (640, 480)
+    viewer.handle_event(("key", "escape"))
+    assert viewer.quit
+
+
+class _FakeGlfw:
+    """Just enough of the glfw module to capture the callbacks the render process installs."""
+    KEY_ESCAPE, PRESS, RELEASE, MOUSE_BUTTON_LEFT, MOUSE_BUTTON_RIGHT = 256, 1, 0, 0, 1
+
+    def __init__(self):
+        self.callbacks = {}
+
+    def __getattr__(self, name):
+        if name.startswith("set_") and name.endswith("_callback"):
+            return lambda _window, fn: self.callbacks.__setitem__(name[4:-9], fn)
+        raise AttributeError(name)
+
+    def get_cursor_pos(self, _window):
+        return (12.0, 34.0)
+
+
+def test_glfw_callbacks_become_events():
+    from env.render.hud import Hud
+    from env.render.render_process import install_window_callbacks
+    glfw, events, hud = _FakeGlfw(), [], Hud(800, 450)
+    install_window_callbacks(glfw, None, events, hud)
+    glfw.callbacks["char"](None, ord(">"))
+    glfw.callbacks["key"](None, glfw.KEY_ESCAPE, 9, glfw.PRESS, 0)
+    glfw.callbacks["key"](None, glfw.KEY_ESCAPE, 9, glfw.RELEASE, 0)
+    glfw.callbacks["mouse_button"](None, glfw.MOUSE_BUTTON_RIGHT, glfw.PRESS, 0)
+    glfw.callbacks["cursor_pos"](None, 5.0, 6.0)
+    glfw.callbacks["scroll"](None, 0.0, 2.0)
+    glfw.callbacks["window_size"](None, 640, 480)
+    assert events == [("char", ">"), ("key", "escape"), ("mouse_button", "right", True, 12.0, 34.0),
+                      ("cursor", 5.0, 6.0), ("scroll", 2.0), ("resize", 640, 480)]
+    assert (hud.width, hud.height) == (640, 480)
