@@ -1,0 +1,124 @@
+"""The AMP observation (DeepMimic's cSceneImitateAMP::BuildAMPObs), deepmimic.md 4.2.
+
+    obs = [pose(t), pose(t - 1), vel(t), vel(t - 1)]
+
+from two character states one decision apart (the agent's current and previous-decision states,
+or a clip at t and t - 1/30 s). Both poses are expressed relative to the heading of the current
+pose: H = rotation by -heading(t) about y (heading = atan2(-z, x) of the root's local x axis).
+
+pose(.) (71 for humanoid3d):
+  root height: root y minus the ground height (1)
+  root rotation: normal R(0, 1, 0) then tangent R(1, 0, 0) of the world root rotation R, or of
+      H R with local_root (6)
+  each non-root joint in id order: spherical -> normal and tangent of its local rotation (6),
+      revolute -> its angle (1), fixed -> nothing
+  each end-effector body (joints flagged IsEndEffector), in id order: H (body centre - root position) (3)
+vel(.) (42): root linear then angular velocity (world, or H applied with local_root) (6), then each
+  non-root joint's raw velocity: spherical -> its 3 local angular velocity components and a 0
+  (DeepMimic stores them in 4 slots), revolute -> its angle rate (1), fixed -> nothing.
+humanoid3d: 2 * (1 + 6 + 8 * 6 + 4 + 4 * 3) + 2 * (6 + 8 * 4 + 4) = 2 * 71 + 2 * 42 = 226.
+Normalisation: offset 0, scale 1, every entry in group 0 (per-dimension statistics).
+"""
+import numpy as np
+
+from env.anim.character import JointType
+from env.anim.kin_character import KinCharacter
+from env.env import NormGroup
+from util import math_util
+
+ROT_SIZE = 6           # normal + tangent
+SPH_VEL_SLOTS = 4      # DeepMimic pads spherical joint velocities to quaternion size
+
+
+def heading_inverse_matrix(root_rot):
+    """3x3 rotation by -heading about y: takes world vectors into the heading frame."""
+    heading = math_util.quat_heading(root_rot)
+    c, s = np.cos(heading), np.sin(heading)
+    return np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])
+
+
+class AMPObsBuilder:
+    def __init__(self, char_desc, local_root=False):
+        self.local_root = local_root
+        self.kin = KinCharacter(char_desc)
+        self.end_effectors = np.array([j.id for j in char_desc.joints if j.is_end_effector], dtype=int)
+
+        # where each joint's entries go in the joint part of pose(.) and vel(.)
+        sph_pose_cols, sph_obs, rev_pose_cols, rev_obs = [], [], [], []
+        sph_dofs, sph_vel_obs, rev_dofs, rev_vel_obs = [], [], [], []
+        pose_at, vel_at = 0, 0
+        for joint in char_desc.joints[1:]:
+            p, d = char_desc.param_offset[joint.id], char_desc.dof_offset[joint.id]
+            if joint.type is JointType.SPHERICAL:
+                sph_pose_cols.append(p)
+                sph_obs.append(pose_at)
+                sph_dofs.append(d)
+                sph_vel_obs.append(vel_at)
+                pose_at += ROT_SIZE
+                vel_at += SPH_VEL_SLOTS
+            elif joint.type is JointType.REVOLUTE:
+                rev_pose_cols.append(p)
+                rev_obs.append(pose_at)
+                rev_dofs.append(d)
+                rev_vel_obs.append(vel_at)
+                pose_at += 1
+                vel_at += 1
+        self._sph_pose_cols = np.array(sph_pose_cols, dtype=int)[:, None] + np.arange(4)
+        self._sph_obs = 1 + ROT_SIZE + np.array(sph_obs, dtype=int)[:, None] + np.arange(ROT_SIZE)
+        self._rev_pose_cols = np.array(rev_pose_cols, dtype=int)
+        self._rev_obs = 1 + ROT_SIZE + np.array(rev_obs, dtype=int)
+        self._sph_dofs = np.array(sph_dofs, dtype=int)[:, None] + np.arange(3)
+        self._sph_vel_obs = 6 + np.array(sph_vel_obs, dtype=int)[:, None] + np.arange(3)
+        self._rev_dofs = np.array(rev_dofs, dtype=int)
+        self._rev_vel_obs = 6 + np.array(rev_vel_obs, dtype=int)
+        self._ee_start = 1 + ROT_SIZE + pose_at
+
+        self.pose_size = self._ee_start + 3 * len(self.end_effectors)
+        self.vel_size = 6 + vel_at
+        self.size = 2 * (self.pose_size + self.vel_size)
+
+    @property
+    def offset(self):
+        return np.zeros(self.size)
+
+    @property
+    def scale(self):
+        return np.ones(self.size)
+
+    @property
+    def norm_groups(self):
+        return np.full(self.size, int(NormGroup.Zero), dtype=np.int32)
+
+    def build(self, prev_pose, prev_vel, pose, vel, ground_height):
+        """The observation from the previous and current (pose, vel) and the ground height."""
+        to_heading = heading_inverse_matrix(pose[3:7])
+        body_pos, _ = self.kin.calc_body_world(np.stack([pose, prev_pose]))
+        n_p, n_v = self.pose_size, self.vel_size
+        obs = np.empty(self.size)
+        obs[0:n_p] = self._pose_obs(pose, body_pos[0], ground_height, to_heading)
+        obs[n_p:2 * n_p] = self._pose_obs(prev_pose, body_pos[1], ground_height, to_heading)
+        obs[2 * n_p:2 * n_p + n_v] = self._vel_obs(vel, to_heading)
+        obs[2 * n_p + n_v:] = self._vel_obs(prev_vel, to_heading)
+        return obs
+
+    def _pose_obs(self, pose, body_pos, ground_height, to_heading):
+        out = np.zeros(self.pose_size)
+        root_pos = pose[0:3]
+        out[0] = root_pos[1] - ground_height
+        root_mat = math_util.quat_to_matrix(pose[3:7])
+        if self.local_root:
+            root_mat = to_heading @ root_mat
+        out[1:1 + ROT_SIZE] = np.concatenate([root_mat[:, 1], root_mat[:, 0]])
+        out[self._sph_obs] = math_util.quat_to_norm_tangent(pose[self._sph_pose_cols])
+        out[self._rev_obs] = pose[self._rev_pose_cols]
+        ee = (body_pos[self.end_effectors] - root_pos) @ to_heading.T
+        out[self._ee_start:] = ee.ravel()
+        return out
+
+    def _vel_obs(self, vel, to_heading):
+        out = np.zeros(self.vel_size)
+        root_vel = vel[0:6].reshape(2, 3)
+        out[0:6] = (root_vel @ to_heading.T).ravel() if self.local_root else root_vel.ravel()
+        out[self._sph_vel_obs] = vel[self._sph_dofs]
+        out[self._rev_vel_obs] = vel[self._rev_dofs]
+        return out

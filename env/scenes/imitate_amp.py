@@ -1,0 +1,212 @@
+"""Scene `imitate_amp` (DeepMimic's cSceneImitateAMP): the imitate scene as AMP needs it.
+
+Differences from `imitate` (deepmimic.md 4.1, 4.2):
+- termination is a fall only (a non-looping clip's end is not a failure);
+- the reward is 0 in training; in test mode, when enable_test_time_warp (default true) and the
+  episode length is bounded, the last step's reward is the dynamic-time-warping cost of the
+  episode (env/dtw.py; lower is better) plus 1 for each sample the episode fell short of its
+  longest length (ceil(30 x the longest time limit) + 2). Samples, at reset and at every
+  decision of a test episode: (0, root height, 0) and every other joint's world position minus
+  the root's, for the simulated and for the reference character;
+- AMP observations (env/amp_obs.py): the agent's from the current simulated state and the one
+  saved at the previous decision (initialised at reset from the reference at time - 1/30 s);
+  the expert's from a clip picked by weight, at t uniform in [0, duration] and t - 1/30 s, with
+  the root height taken above the reference origin.
+
+Args on top of imitate's: kin_ctrl (motion: motion_file is one clip, the default; clips:
+motion_file is a dataset, see MotionSet), enable_amp_obs_local_root (default false),
+enable_test_time_warp (default true). With clips, each reset plays a clip picked by weight.
+"""
+import copy
+import json
+import math
+
+import numpy as np
+
+from env.amp_obs import AMPObsBuilder
+from env.anim.character import CharacterDesc
+from env.anim.motion import Motion
+from env.dtw import TimeWarper
+from env.env import Mode
+from env.scenes.imitate import ImitateScene
+from env.scenes.rl_scene import RLSceneSimChar
+from util.paths import resolve_data_path
+
+KIN_CTRLS = ("motion", "clips")
+
+
+class MotionSet:
+    """Clips with sampling weights. A dataset file is JSON:
+    {"Motions": [{"Weight": w (default 1), "File": clip path}, ...]}."""
+
+    def __init__(self, motions, weights):
+        self.motions = list(motions)
+        weights = np.asarray(weights, dtype=float)
+        self.probs = weights / weights.sum()
+
+    @classmethod
+    def load(cls, path, char_desc):
+        resolved = resolve_data_path(path)
+        try:
+            data = json.loads(resolved.read_text())
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{resolved}: not valid JSON ({err})") from None
+        entries = data.get("Motions") if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not entries:
+            raise ValueError(f"{resolved}: key 'Motions' must be a non-empty list of clips")
+        motions, weights = [], []
+        for i, entry in enumerate(entries):
+            clip = entry.get("File") if isinstance(entry, dict) else None
+            weight = entry.get("Weight", 1.0) if isinstance(entry, dict) else None
+            if not isinstance(clip, str):
+                raise ValueError(f"{resolved}: Motions[{i}] key 'File' must be a clip path")
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+                raise ValueError(f"{resolved}: Motions[{i}] key 'Weight' is {weight!r}, expected a number > 0")
+            motions.append(Motion.load(clip, char_desc))
+            weights.append(weight)
+        return cls(motions, weights)
+
+    def sample(self, rng):
+        if len(self.motions) == 1:
+            return self.motions[0]
+        return self.motions[rng.choice(len(self.motions), p=self.probs)]
+
+
+def _with_arg(arg_parser, key, value):
+    """A copy of arg_parser with --key replaced."""
+    parser = copy.copy(arg_parser)
+    parser.table, parser.sources = dict(arg_parser.table), dict(arg_parser.sources)
+    parser.set(key, value)
+    return parser
+
+
+class ImitateAMPScene(ImitateScene):
+    name = "imitate_amp"
+
+    def __init__(self, arg_parser, rng, update_timestep):
+        args = arg_parser
+        kin_ctrl = args.parse_string("kin_ctrl", "motion")
+        if kin_ctrl not in KIN_CTRLS:
+            raise ValueError(f"--kin_ctrl {kin_ctrl!r} is not one of {', '.join(KIN_CTRLS)}")
+        motion_set = None
+        if kin_ctrl == "clips":
+            char_desc = CharacterDesc.load(args.parse_strings("character_files", required=True)[0])
+            motion_set = MotionSet.load(args.parse_string("motion_file", required=True), char_desc)
+            args = _with_arg(args, "motion_file", str(motion_set.motions[0].path))
+        super().__init__(args, rng, update_timestep)
+        self.motion_set = motion_set or MotionSet([self.motion], [1.0])
+        self._activate_motion(self.motion_set.motions[0])
+
+        self.amp_obs = AMPObsBuilder(self.char_desc, args.parse_bool("enable_amp_obs_local_root", False))
+        self.prev_pose, self.prev_vel = self.sim_char.get_state()
+        self.time_warper = None
+        if args.parse_bool("enable_test_time_warp", True) and self.supports_time_warp():
+            max_time = max(self.timer_params.time_max, self.timer_params_end.time_max)
+            if math.isfinite(max_time):
+                self.time_warper = TimeWarper(int(math.ceil(self.ctrl.params.query_rate * max_time)) + 2)
+
+    def supports_time_warp(self):
+        """Task scenes score tests with their task reward instead."""
+        return True
+
+    def _activate_motion(self, motion):
+        self.motion = motion
+        self.kin_char.motion = motion
+        self.ctrl.cycle_period = motion.duration
+
+    # ---- episode flow ------------------------------------------------------------------
+
+    def reset_characters(self):
+        self._activate_motion(self.motion_set.sample(self.rng))
+        super().reset_characters()
+
+    def reset(self):
+        super().reset()
+        self._init_hist()
+        if self.time_warper is not None:
+            self.time_warper.reset()
+        if self._time_warp_active():
+            self._update_time_warper()
+
+    def update(self, timestep):
+        if self.ctrl.need_new_action:
+            self.new_action_update()
+        super().update(timestep)
+
+    def new_action_update(self):
+        """First thing in the update after a decision (DeepMimic's NewActionUpdate)."""
+        self._update_hist()
+        if self._time_warp_active():
+            self._update_time_warper()
+
+    def _init_hist(self):
+        prev_time = self.ctrl.time - self.ctrl.update_period
+        self.prev_pose = self.kin_char.calc_pose(prev_time)
+        self.prev_vel = self.kin_char.calc_vel(prev_time)
+
+    def _update_hist(self):
+        pose, vel = self.sim_pose_vel()
+        self.prev_pose, self.prev_vel = pose.copy(), vel.copy()
+
+    # ---- AMP observations ------------------------------------------------------------------
+
+    def enable_amp_task_reward(self):
+        return False
+
+    def get_amp_obs_size(self):
+        return self.amp_obs.size
+
+    def get_amp_obs_offset(self):
+        return self.amp_obs.offset
+
+    def get_amp_obs_scale(self):
+        return self.amp_obs.scale
+
+    def get_amp_obs_norm_group(self):
+        return self.amp_obs.norm_groups
+
+    def record_amp_obs_agent(self, agent_id=0):
+        pose, vel = self.sim_pose_vel()
+        return self.amp_obs.build(self.prev_pose, self.prev_vel, pose, vel, self.world.ground_height)
+
+    def record_amp_obs_expert(self, agent_id=0):
+        motion = self.motion_set.sample(self.rng)
+        return self.calc_expert_obs(motion, self.rng.uniform(0.0, motion.duration))
+
+    def calc_expert_obs(self, motion, time):
+        """The expert observation of `motion` at `time` and one decision earlier, in the clip's
+        own coordinates, the root height taken above the reference origin."""
+        prev_time = time - self.ctrl.update_period
+        return self.amp_obs.build(motion.calc_frame(prev_time), motion.calc_vel(prev_time),
+                                  motion.calc_frame(time), motion.calc_vel(time), self.kin_char.origin_pos[1])
+
+    # ---- termination and reward ----------------------------------------------------------
+
+    def check_terminate(self, agent_id=0):
+        return RLSceneSimChar.check_terminate(self, agent_id)
+
+    def _time_warp_active(self):
+        """Samples are only taken in test mode (only test returns are reported)."""
+        return self.time_warper is not None and self.mode == Mode.TEST
+
+    def calc_reward(self, agent_id=0):
+        if self._time_warp_active() and self.is_episode_end():
+            return self.calc_time_warp_cost()
+        return 0.0
+
+    def calc_time_warp_cost(self):
+        missing_steps = max(self.time_warper.capacity - self.time_warper.sample_count, 0)
+        return self.time_warper.calc_alignment() + missing_steps
+
+    def _update_time_warper(self):
+        sim_points = _time_warp_points(self.sim_body_states().joint_pos, self.sim_pose_vel()[0][0:3])
+        self._pose_kin()
+        kin_joints, _ = self.kin_char.calc_joint_world(self.kin_char.pose)
+        self.time_warper.add(sim_points, _time_warp_points(kin_joints, self.kin_char.root_pos))
+
+
+def _time_warp_points(joint_pos, root_pos):
+    """(0, root height, 0), then each other joint's world position minus the root position."""
+    points = joint_pos - root_pos
+    points[0] = (0.0, root_pos[1], 0.0)
+    return points

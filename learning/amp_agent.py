@@ -1,0 +1,319 @@
+"""AMPAgent: PPO trained on a learned style reward (deepmimic.md 5.8; DeepMimic's AMPAgent).
+
+Per path: one expert and one agent AMP observation per action (from the second decision on, plus
+one at the path's end; env.record_amp_obs_expert / record_amp_obs_agent). Stored paths also fill
+the discriminator's expert and agent buffers (learning/amp_buffer.py, DiscExpertBufferSize and
+DiscAgentBufferSize split over the ranks), and feed the AMP normaliser with both kinds.
+
+Each training iteration:
+1. Discriminator: ceil(DiscStepsPerBatch * global buffer samples / (ranks * local batch)) steps,
+   each on ceil(DiscBatchSize / ranks) expert and agent observations per rank (normalised by
+   amp_obs_norm), momentum SGD through its own MPI solver, minimising
+       0.5 [mean 0.5 (D_e - 1)^2 + mean 0.5 (D_a + 1)^2]            (learning/amp_util.py)
+       + DiscWeightDecay * sum_W l2(W)   (kernels of the trunk and the logit layer)
+       + DiscLogitRegWeight * l2(logit kernel)
+       + DiscGradPenalty * 0.5 mean |dD_e / dx_e|^2                 (x_e normalised expert obs)
+   with l2(W) = 0.5 sum W^2.
+2. PPO (learning/ppo_agent.py) on rewards that replace the stored ones:
+       r = max(0, 1 - 0.25 (1 - D(agent obs))^2) * RewardScale
+   or, when the scene enables the task reward, (1 - TaskRewardLerp) r + TaskRewardLerp r_task.
+   The critic's values are clipped to [r_min, r_max] / (1 - gamma) of the rewards seen so far
+   (MPI-reduced); its targets to the range the rewards can take.
+
+Checkpoints add agent/main/disc/{trunk}, agent/main/disc/disc_logits/{kernel,bias} and
+agent/resource/amp_obs_norm/{count,mean,std}.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+
+import util.mpi_util as mpi_util
+from env.env import Mode, Terminate
+from learning.agent_config import ConfigError, PPOAgentConfig, key
+from learning.amp_buffer import AMPObsBuffer
+from learning.amp_util import disc_accuracy, grad_penalty, lerp_reward, lsgan_loss, style_reward
+from learning.losses import weight_decay_loss
+from learning.nets.net import TF_OPS, Net, uniform_init
+from learning.nets.net_builder import NETS, build_net
+from learning.normalizer import Normalizer
+from learning.ppo_agent import PPOAgent
+from learning.replay_buffer import Field
+from learning.solvers.mpi_solver import MPISolver
+from learning.tf_agent import RESOURCE_SCOPE
+
+DISC_SCOPE = "agent/main/disc"
+DISC_LOGIT_NAME = "disc_logits"
+AMP_OBS_NORM_SCOPE = f"{RESOURCE_SCOPE}/amp_obs_norm"
+DISC_LOG_COLUMNS = (("Disc_Loss", "loss"), ("Disc_Acc_Expert", "acc_expert"), ("Disc_Acc_Agent", "acc_agent"),
+                    ("Disc_Stepsize", None), ("Disc_Steps", None), ("Disc_Prob", "prob_agent"),
+                    ("Disc_Abs_Logit", "abs_logit"), ("Disc_Reward_Mean", "reward_mean"),
+                    ("Disc_Reward_Std", "reward_std"), ("Grad_Penalty", "grad_penalty"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AMPAgentConfig(PPOAgentConfig):
+    task_reward_lerp: float = key("TaskRewardLerp", 0.5)
+    disc_net: str = key("DiscNet")
+    disc_init_output_scale: float = key("DiscInitOutputScale", 1.0)
+    disc_stepsize: float = key("DiscStepSize", 0.001)
+    disc_momentum: float = key("DiscMomentum", 0.9)
+    disc_weight_decay: float = key("DiscWeightDecay", 0.0)
+    disc_logit_reg_weight: float = key("DiscLogitRegWeight", 0.0)
+    disc_grad_penalty: float = key("DiscGradPenalty", 0.0)
+    disc_batch_size: int = key("DiscBatchSize", 256)
+    disc_steps_per_batch: int = key("DiscStepsPerBatch", 1)
+    disc_expert_buffer_size: int = key("DiscExpertBufferSize", 100000)
+    disc_agent_buffer_size: int = key("DiscAgentBufferSize", 100000)
+    reward_scale: float = key("RewardScale", 1.0)
+
+    def problems(self):
+        yield from super().problems()
+        if self.disc_net not in NETS:
+            yield "DiscNet", f"unknown net {self.disc_net!r} (known: {', '.join(sorted(NETS))})"
+        if not 0 <= self.task_reward_lerp <= 1:
+            yield "TaskRewardLerp", f"must be in [0, 1], got {self.task_reward_lerp}"
+        if not 0 <= self.disc_momentum < 1:
+            yield "DiscMomentum", f"must be in [0, 1), got {self.disc_momentum}"
+        for json_key, val in (("DiscStepSize", self.disc_stepsize), ("DiscInitOutputScale", self.disc_init_output_scale),
+                              ("RewardScale", self.reward_scale), ("DiscBatchSize", self.disc_batch_size),
+                              ("DiscStepsPerBatch", self.disc_steps_per_batch),
+                              ("DiscExpertBufferSize", self.disc_expert_buffer_size),
+                              ("DiscAgentBufferSize", self.disc_agent_buffer_size)):
+            if val <= 0:
+                yield json_key, f"must be > 0, got {val}"
+        for json_key, val in (("DiscWeightDecay", self.disc_weight_decay),
+                              ("DiscLogitRegWeight", self.disc_logit_reg_weight),
+                              ("DiscGradPenalty", self.disc_grad_penalty)):
+            if val < 0:
+                yield json_key, f"must be >= 0, got {val}"
+
+
+class LogitHead(Net):
+    """One linear logit, kernel uniform in +-init_output_scale, zero bias."""
+
+    def __init__(self, in_size, init_output_scale, scope):
+        super().__init__(scope)
+        self.out = self.add_dense(DISC_LOGIT_NAME, in_size, 1, uniform_init(init_output_scale))
+
+    def forward(self, ops, params, inputs):
+        return self.dense(ops, params, self.out, inputs[0])[..., 0]
+
+
+class Discriminator:
+    """D(x): the DiscNet trunk over a normalised AMP observation, then the logit layer."""
+
+    def __init__(self, net_name, obs_size, init_output_scale):
+        self.trunk = build_net(net_name, [obs_size], DISC_SCOPE)
+        self.head = LogitHead(self.trunk.out_size, init_output_scale, DISC_SCOPE)
+        self.variables = {**self.trunk.variables, **self.head.variables}
+        self.trainable_variables = self.trunk.trainable_variables() + self.head.trainable_variables()
+        self.logit_kernel = self.variables[f"{self.head.out}/kernel"]
+
+    def __call__(self, norm_obs):
+        """Logits (batch,) of normalised observations (batch, obs_size)."""
+        hidden = self.trunk.forward(TF_OPS, self.variables, [norm_obs])
+        return self.head.forward(TF_OPS, self.variables, [hidden])
+
+
+class AMPAgent(PPOAgent):
+    NAME = "AMP"
+    CONFIG = AMPAgentConfig
+
+    def __init__(self, world, id, config):
+        self.reward_min, self.reward_max = np.inf, -np.inf
+        self.disc_reward_mean = self.disc_reward_std = 0.0
+        super().__init__(world, id, config)
+
+    def __str__(self):
+        return f"{super().__str__()}, AMP observation {self.get_amp_obs_size()}"
+
+    def get_amp_obs_size(self):
+        return self.env.get_amp_obs_size()
+
+    # ---- set-up ----
+    def _load_params(self, config):
+        super()._load_params(config)
+        if self.get_amp_obs_size() <= 0:
+            raise ConfigError(f"AgentType: AMP needs a scene with AMP observations "
+                              "(imitate_amp, heading_amp, target_amp)")
+        self.local_disc_batch_size = int(np.ceil(config.disc_batch_size / mpi_util.size()))
+        self.enable_amp_task_reward = self.env.enable_amp_task_reward()
+        gamma = config.discount
+        style_min, style_max = 0.0, config.reward_scale
+        if self.enable_amp_task_reward:
+            w = config.task_reward_lerp
+            style_min = lerp_reward(style_min, self.env.get_reward_min(self.id), w)
+            style_max = lerp_reward(style_max, self.env.get_reward_max(self.id), w)
+        self.val_min, self.val_max = style_min / (1 - gamma), style_max / (1 - gamma)
+
+    def _build_normalizers(self):
+        super()._build_normalizers()
+        env = self.env
+        self.amp_obs_norm = Normalizer(self.get_amp_obs_size(), env.get_amp_obs_norm_group())
+        self.amp_obs_norm.set_mean_std(-env.get_amp_obs_offset(), 1 / env.get_amp_obs_scale())
+
+    def _normalizers(self):
+        return {**super()._normalizers(), AMP_OBS_NORM_SCOPE: self.amp_obs_norm}
+
+    def _buffer_fields(self):
+        return super()._buffer_fields() + [Field("amp_obs_agent", (self.get_amp_obs_size(),), np.float32)]
+
+    def _path_extra_fields(self):
+        return super()._path_extra_fields() + ["amp_obs_expert"]
+
+    def _build_replay_buffer(self):
+        super()._build_replay_buffer()
+        cfg, num_procs, size = self.config, mpi_util.size(), self.get_amp_obs_size()
+        self.disc_expert_buffer = AMPObsBuffer(int(np.ceil(cfg.disc_expert_buffer_size / num_procs)), size)
+        self.disc_agent_buffer = AMPObsBuffer(int(np.ceil(cfg.disc_agent_buffer_size / num_procs)), size)
+
+    def _amp_obs_spec(self):
+        return tf.TensorSpec([None, self.get_amp_obs_size()], tf.float32)
+
+    def _build_nets(self):
+        super()._build_nets()
+        self.disc = Discriminator(self.config.disc_net, self.get_amp_obs_size(), self.config.disc_init_output_scale)
+        self._disc_logits = tf.function(self.disc, input_signature=[self._amp_obs_spec()])
+
+    def _build_losses(self):
+        super()._build_losses()
+        cfg, disc, obs_spec = self.config, self.disc, self._amp_obs_spec()
+
+        @tf.function(input_signature=[obs_spec, obs_spec])
+        def disc_step(norm_expert, norm_agent):
+            with tf.GradientTape() as tape:
+                with tf.GradientTape(watch_accessed_variables=False) as input_tape:
+                    input_tape.watch(norm_expert)
+                    logits_expert = disc(norm_expert)
+                logits_agent = disc(norm_agent)
+                loss = lsgan_loss(logits_expert, logits_agent)
+                if cfg.disc_weight_decay != 0:
+                    loss += cfg.disc_weight_decay * weight_decay_loss(disc.trainable_variables)
+                if cfg.disc_logit_reg_weight != 0:
+                    loss += cfg.disc_logit_reg_weight * tf.nn.l2_loss(disc.logit_kernel)
+                penalty = tf.constant(0.0)
+                if cfg.disc_grad_penalty != 0:
+                    penalty = grad_penalty(logits_expert, norm_expert, input_tape)
+                    loss += cfg.disc_grad_penalty * penalty
+            acc_expert, acc_agent = disc_accuracy(logits_expert, logits_agent)
+            info = {"loss": loss, "acc_expert": acc_expert, "acc_agent": acc_agent,
+                    "prob_agent": tf.reduce_mean(tf.sigmoid(logits_agent)),
+                    "abs_logit": tf.reduce_mean(tf.abs(logits_agent)), "grad_penalty": penalty}
+            return info, tape.gradient(loss, disc.trainable_variables)
+
+        self._disc_step = disc_step
+
+    def _build_solvers(self):
+        super()._build_solvers()
+        cfg = self.config
+        self.disc_solver = MPISolver("disc", self.disc.trainable_variables, cfg.disc_stepsize, cfg.disc_momentum)
+
+    def _solvers(self):
+        return {**super()._solvers(), "disc": self.disc_solver}
+
+    def _checkpoint_variables(self):
+        return {**super()._checkpoint_variables(), **self.disc.variables}
+
+    # ---- recording ----
+    def _records_amp_obs(self):
+        """Only paths that will be stored need AMP observations."""
+        return self.enable_training and self.mode != Mode.TEST
+
+    def _update_new_action(self):
+        first_step = self._is_first_step()
+        super()._update_new_action()
+        if not first_step and self._records_amp_obs():
+            self._record_amp_obs()
+
+    def _end_path(self):
+        super()._end_path()
+        if self._records_amp_obs():
+            self._record_amp_obs()
+
+    def _record_amp_obs(self):
+        self.path.extras["amp_obs_expert"].append(np.asarray(self.env.record_amp_obs_expert(self.id)))
+        self.path.extras["amp_obs_agent"].append(np.asarray(self.env.record_amp_obs_agent(self.id)))
+
+    def _store_path(self, path):
+        path_id = super()._store_path(path)
+        if path_id >= 0:
+            self.disc_expert_buffer.store(path.extras["amp_obs_expert"])
+            self.disc_agent_buffer.store(path.extras["amp_obs_agent"])
+        return path_id
+
+    def _record_normalizers(self, path):
+        super()._record_normalizers(path)
+        self.amp_obs_norm.record(np.array(path.extras["amp_obs_expert"]))
+        self.amp_obs_norm.record(np.array(path.extras["amp_obs_agent"]))
+
+    def _update_normalizers(self):
+        super()._update_normalizers()
+        self.amp_obs_norm.update()
+
+    # ---- training ----
+    def _train_step(self):
+        disc_info = self._update_disc()
+        super()._train_step()
+        disc_info["reward_mean"], disc_info["reward_std"] = self.disc_reward_mean, self.disc_reward_std
+        info = mpi_util.reduce_dict_mean(disc_info)
+        info["Disc_Stepsize"] = float(self.disc_solver.stepsize.numpy())
+        info["Disc_Steps"] = self.disc_solver.iter
+        for column, name in DISC_LOG_COLUMNS:
+            self.logger.log_tabular(column, info[name or column])
+
+    def _norm_amp_obs(self, obs):
+        return self.amp_obs_norm.normalize(obs).astype(np.float32)
+
+    def _update_disc(self):
+        """The discriminator's steps of one iteration; their info averaged over the steps."""
+        batch = self.local_disc_batch_size
+        global_count = int(mpi_util.reduce_sum(self.replay_buffer.current_size()))
+        num_steps = int(np.ceil(self.config.disc_steps_per_batch * global_count / (mpi_util.size() * batch)))
+        totals = {}
+        for _ in range(num_steps):
+            info, grads = self._disc_step(self._norm_amp_obs(self.disc_expert_buffer.sample(batch)),
+                                          self._norm_amp_obs(self.disc_agent_buffer.sample(batch)))
+            self.disc_solver.update(grads)
+            for k, v in info.items():
+                totals[k] = totals.get(k, 0.0) + float(v)
+        return {k: v / max(num_steps, 1) for k, v in totals.items()}
+
+    def calc_disc_logits(self, amp_obs):
+        """Logits (float64) of raw AMP observations (batch, obs_size)."""
+        return self._disc_logits(self._norm_amp_obs(amp_obs)).numpy().astype(np.float64)
+
+    def _fetch_batch_rewards(self, idx):
+        """Style rewards of the slots idx from the updated discriminator (lerped with the stored
+        task rewards when the scene has a task); also updates the seen reward range."""
+        style_r = style_reward(self.calc_disc_logits(self.replay_buffer.get("amp_obs_agent", idx)),
+                               self.config.reward_scale)
+        valid = ~self.replay_buffer.is_path_end(idx)
+        self.disc_reward_mean = float(np.mean(style_r[valid]))
+        self.disc_reward_std = float(np.std(style_r[valid]))
+        rewards = style_r
+        if self.enable_amp_task_reward:
+            rewards = lerp_reward(style_r, super()._fetch_batch_rewards(idx), self.config.task_reward_lerp)
+        bounds = mpi_util.reduce_min(np.array([min(self.reward_min, rewards[valid].min()),
+                                               -max(self.reward_max, rewards[valid].max())]))
+        self.reward_min, self.reward_max = float(bounds[0]), float(-bounds[1])
+        return rewards
+
+    def _compute_batch_vals(self, idx, is_end):
+        """Critic values clipped to the seen reward range / (1 - gamma); path ends as PPO's."""
+        vals = super()._compute_batch_vals(idx, is_end)
+        buf = self.replay_buffer
+        free = ~(is_end & (buf.check_terminate(idx, Terminate.Fail) | buf.check_terminate(idx, Terminate.Succ)))
+        gamma = self.config.discount
+        vals[free] = np.clip(vals[free], self.reward_min / (1 - gamma), self.reward_max / (1 - gamma))
+        return vals
+
+    # ---- resume ----
+    def resume_state(self):
+        return {**super().resume_state(), "amp_obs_norm/mean_sq": self.amp_obs_norm.mean_sq,
+                "reward_min": self.reward_min, "reward_max": self.reward_max}
+
+    def load_resume_state(self, state):
+        super().load_resume_state(state)
+        self.amp_obs_norm.mean_sq = np.array(state["amp_obs_norm/mean_sq"], dtype=np.float64)
+        self.reward_min, self.reward_max = float(state["reward_min"]), float(state["reward_max"])

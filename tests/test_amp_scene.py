@@ -1,0 +1,254 @@
+"""The AMP scenes through DeepMimicEnv: imitate_amp (observations, termination, rewards, DTW),
+target_amp, heading_amp, and the AMP args files."""
+import copy
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from env.anim.character import CharacterDesc
+from env.anim.motion import Motion
+from env.deepmimic_env import DeepMimicEnv
+from env.env import Mode, Terminate
+from env.scenes.heading_amp import HeadingAMPScene
+from env.scenes.imitate_amp import ImitateAMPScene, MotionSet
+from env.scenes.scene_builder import scene_class
+from env.scenes.target_amp import TargetAMPScene
+from learning.agent_builder import load_agent_config
+from learning.amp_agent import AMPAgent
+from util import math_util
+from util.arg_parser import load_args
+
+AMP_SCENES = {cls.name: cls for cls in (ImitateAMPScene, TargetAMPScene, HeadingAMPScene)}
+ARGS_DIR = Path(__file__).resolve().parent.parent / "args"
+WALK_ARGS = str(ARGS_DIR / "train_amp_humanoid3d_walk_args.txt")
+HEADING_ARGS = str(ARGS_DIR / "train_amp_heading_humanoid3d_locomotion_args.txt")
+TARGET_ARGS = str(ARGS_DIR / "train_amp_target_humanoid3d_locomotion_args.txt")
+
+
+def make_env(arg_file, *extra, seed=0):
+    return DeepMimicEnv(load_args(["--arg_file", arg_file, *map(str, extra)]), seed=seed)
+
+
+def step_decision(env, action=None):
+    """Sets an action (zeros by default) and updates until the next decision or episode end."""
+    env.set_action(0, np.zeros(env.get_action_size(0)) if action is None else action)
+    env.update(env.scene.update_timestep)
+    while not (env.need_new_action(0) or env.is_episode_end()):
+        env.update(env.scene.update_timestep)
+
+
+@pytest.fixture(scope="module")
+def walk_env():
+    env = make_env(WALK_ARGS, "--enable_amp_obs_local_root", "true")
+    yield env
+    env.shutdown()
+
+
+def test_env_exposes_the_amp_calls(walk_env):
+    env = walk_env
+    assert all(scene_class(name) is cls for name, cls in AMP_SCENES.items())
+    assert env.get_amp_obs_size() == 226
+    assert np.array_equal(env.get_amp_obs_offset(), np.zeros(226))
+    assert np.array_equal(env.get_amp_obs_scale(), np.ones(226))
+    assert np.array_equal(env.get_amp_obs_norm_group(), np.zeros(226))
+    assert env.enable_amp_task_reward() is False
+    assert env.get_goal_size(0) == 0
+    assert env.record_amp_obs_agent(0).shape == env.record_amp_obs_expert(0).shape == (226,)
+
+
+def place(scene, pose, vel):
+    scene.sim_char.set_state(pose, vel)
+    scene._touch()
+
+
+def test_expert_obs_equals_agent_obs_on_the_clip(walk_env):
+    """The character placed on the clip at t - 1/30 (a decision) and then at t gives the expert's
+    observation of the clip at t, with world or local root."""
+    scene = walk_env.scene
+    motion = scene.motion
+    scene.kin_char.origin_pos = np.zeros(3)       # the reference origin on the ground
+    for local_root in (False, True):
+        scene.amp_obs.local_root = local_root
+        for t in (0.013, 0.5, motion.duration - 0.01):
+            prev_t = t - 1 / 30
+            place(scene, motion.calc_frame(prev_t), motion.calc_vel(prev_t))
+            scene.new_action_update()
+            place(scene, motion.calc_frame(t), motion.calc_vel(t))
+            agent = scene.record_amp_obs_agent(0)
+            expert = scene.calc_expert_obs(motion, t)
+            np.testing.assert_allclose(agent, expert, rtol=0, atol=1e-9)
+    walk_env.reset()
+
+
+def test_random_expert_obs_comes_from_the_clip(walk_env):
+    """A recorded expert observation is the clip's at a time uniform in [0, duration]."""
+    scene = walk_env.scene
+    rng_copy = copy.deepcopy(scene.rng)
+    obs = scene.record_amp_obs_expert(0)
+    t = rng_copy.uniform(0.0, scene.motion.duration)
+    np.testing.assert_array_equal(obs, scene.calc_expert_obs(scene.motion, t))
+
+
+def test_agent_obs_history_is_the_previous_decision(walk_env):
+    """At reset the history is the reference one decision earlier; after each decision, the
+    update saves the pose the decision was taken in."""
+    env = walk_env
+    env.reset()
+    scene = env.scene
+    t0 = scene.ctrl.time
+    np.testing.assert_allclose(scene.prev_pose[7:], scene.motion.calc_frame(t0 - 1 / 30)[7:], atol=1e-12)
+    pose1 = scene.sim_pose_vel()[0].copy()
+    step_decision(env)
+    np.testing.assert_array_equal(scene.prev_pose, pose1)
+    pose2 = scene.sim_pose_vel()[0].copy()
+    env.set_action(0, np.zeros(env.get_action_size(0)))
+    env.update(scene.update_timestep)
+    np.testing.assert_array_equal(scene.prev_pose, pose2)
+
+
+def test_training_reward_is_zero_and_only_falls_terminate(walk_env):
+    env = walk_env
+    env.set_mode(Mode.TRAIN)
+    env.reset()
+    for _ in range(3):
+        step_decision(env)
+        assert env.calc_reward(0) == 0.0
+    scene = env.scene
+    # a non-looping clip's end or the imitation reward's terms play no part
+    scene.motion_over = lambda: True
+    assert env.check_terminate(0) == Terminate.Null
+    del scene.motion_over
+    scene._fallen_contact = True
+    assert env.check_terminate(0) == Terminate.Fail
+    env.reset()
+
+
+def test_test_mode_reward_is_the_time_warp_cost():
+    env = make_env(WALK_ARGS, "--time_end_lim_min", 0.5, "--time_end_lim_max", 0.5)
+    env.set_mode(Mode.TEST)
+    env.reset()
+    scene = env.scene
+    assert scene.time_warper.capacity == math.ceil(30 * 0.5) + 2
+    rewards = []
+    while not env.is_episode_end():
+        step_decision(env)
+        rewards.append(env.calc_reward(0))
+    assert all(r == 0 for r in rewards[:-1])
+    n = scene.time_warper.sample_count
+    assert n in (16, 17)    # the reset, then every decision (15 or 16 in 0.5 s, float rounding)
+    assert rewards[-1] == pytest.approx(scene.time_warper.calc_alignment() + 17 - n)
+    assert 0 < scene.time_warper.calc_alignment() < n * 0.5
+    env.shutdown()
+
+
+def test_motion_set_samples_by_weight(tmp_path):
+    env = make_env(HEADING_ARGS)
+    scene = env.scene
+    assert [m.path.name for m in scene.motion_set.motions] == ["humanoid3d_run.txt", "humanoid3d_walk.txt"]
+    np.testing.assert_allclose(scene.motion_set.probs, [0.7, 0.3])
+    rng = np.random.default_rng(1)
+    picks = [scene.motion_set.sample(rng) is scene.motion_set.motions[0] for _ in range(4000)]
+    assert abs(np.mean(picks) - 0.7) < 0.03
+    played = set()
+    for _ in range(12):
+        env.reset()
+        played.add(scene.motion.path.name)
+        assert scene.kin_char.motion is scene.motion and scene.ctrl.cycle_period == scene.motion.duration
+    assert played == {"humanoid3d_run.txt", "humanoid3d_walk.txt"}
+    bad = tmp_path / "bad.txt"
+    bad.write_text('{"Motions": [{"File": "data/motions/humanoid3d_walk.txt", "Weight": -1}]}')
+    with pytest.raises(ValueError, match=r"bad.txt: Motions\[0\] key 'Weight'"):
+        MotionSet.load(bad, scene.char_desc)
+    env.shutdown()
+
+
+def test_heading_goal_reward_and_target_changes():
+    env = make_env(HEADING_ARGS, "--time_lim_min", 20, "--time_lim_max", 20, "--enable_char_contact_fall", "false",
+                   seed=3)
+    scene = env.scene
+    assert env.enable_amp_task_reward() is True
+    assert env.get_goal_size(0) == 3 and env.build_goal_offset(0).shape == (3,)
+    heading = float(math_util.quat_heading(scene.sim_pose_vel()[0][3:7]))
+    assert scene.tar_heading == 0.0 and 1 <= scene.tar_speed <= 5
+    np.testing.assert_allclose(env.record_goal(0), [np.cos(-heading), -np.sin(-heading), scene.tar_speed])
+
+    # the reward from the centre of mass's motion over the control step
+    step_decision(env)
+    com, com_vel = scene._com_step_velocity()
+    speed = float(scene.target_dir() @ (com_vel * [1, 0, 1]))
+    expected = math.exp(-0.25 * (scene.tar_speed - speed) ** 2) if speed > 0 else 0.0
+    assert env.calc_reward(0) == pytest.approx(expected)
+    scene.prev_action_com = com - 2.0 / 30 * scene.target_dir()     # 2 m/s along the target heading
+    scene.prev_action_time = scene.ctrl.time - 1 / 30
+    assert env.calc_reward(0) == pytest.approx(math.exp(-0.25 * (scene.tar_speed - 2.0) ** 2))
+    scene.prev_action_com = com + 1.0 / 30 * scene.target_dir()     # moving away
+    assert env.calc_reward(0) == 0.0
+
+    headings = {scene.tar_heading}
+    for _ in range(60):
+        step_decision(env)
+        headings.add(scene.tar_heading)
+    assert len(headings) >= 5       # 2 s: the timer redraws every 0.2-0.5 s
+    env.shutdown()
+
+
+def test_target_goal_reward_and_failure():
+    env = make_env(TARGET_ARGS, seed=4)
+    scene = env.scene
+    root = scene.sim_char.get_root_pos()
+    assert math.hypot(*(scene.target_pos - root)[[0, 2]]) <= 10
+    scene.target_pos = root + [3.0, 0.0, 4.0]
+    scene.target_pos[1] = 0.0
+    heading = float(math_util.quat_heading(scene.sim_pose_vel()[0][3:7]))
+    c, s = math.cos(heading), math.sin(heading)
+    # world (0.6, 0, 0.8) in the heading frame: rotate by -heading about y
+    np.testing.assert_allclose(env.record_goal(0), [c * 0.6 - s * 0.8, s * 0.6 + c * 0.8, 5.0], atol=1e-9)
+
+    step_decision(env)
+    root = scene.sim_char.get_root_pos()
+    com, _ = scene._com_step_velocity()
+    scene.target_pos = com + [3.0, 0, 4.0]
+    scene.target_pos[1] = 0.0
+    scene.prev_action_com = com - [0.6 / 30, 0, 0.8 / 30]      # 1 m/s toward the target: v = v*
+    scene.prev_action_time = scene.ctrl.time - 1 / 30
+    dist_sq = (scene.target_pos[0] - root[0]) ** 2 + (scene.target_pos[2] - root[2]) ** 2
+    assert env.calc_reward(0) == pytest.approx(0.6 * math.exp(-0.5 * dist_sq) + 0.4)
+    scene.prev_action_com = com - [0.3 / 30, 0, 0.4 / 30]      # 0.5 m/s: min tar vel makes no difference below v*
+    assert env.calc_reward(0) == pytest.approx(0.6 * math.exp(-0.5 * dist_sq) + 0.4 * math.exp(-4 * 0.25))
+    scene.target_pos = root + [16.0, 0, 0]
+    assert env.check_terminate(0) == Terminate.Fail and env.calc_reward(0) == 0.0
+    env.shutdown()
+
+
+def test_goal_markers_are_drawn():
+    env = make_env(TARGET_ARGS)
+    boxes = env.scene.draw_projectiles()
+    assert len(boxes) == 1 and np.allclose(boxes[0][1][[0, 2]], env.scene.target_pos[[0, 2]])
+    env.shutdown()
+    env = make_env(HEADING_ARGS)
+    scene = env.scene
+    boxes = scene.draw_projectiles()
+    root = scene.sim_char.get_root_pos()
+    assert len(boxes) == 4
+    np.testing.assert_allclose(boxes[-1][1] - root, 4 * 0.25 * scene.tar_speed * scene.target_dir())
+    env.shutdown()
+
+
+@pytest.mark.parametrize("path", sorted(ARGS_DIR.glob("*_amp_*args.txt")), ids=lambda p: p.name)
+def test_amp_args_files(path):
+    """Every AMP args file names an AMP scene, an existing clip or dataset and a valid AMP agent."""
+    args = load_args(["--arg_file", str(path)])
+    assert args.parse_string("scene") in AMP_SCENES
+    desc = CharacterDesc.load(args.parse_strings("character_files")[0])
+    motion_file = args.parse_string("motion_file")
+    if args.parse_string("kin_ctrl") == "clips":
+        assert len(MotionSet.load(motion_file, desc).motions) == 2
+    else:
+        Motion.load(motion_file, desc)
+    cls, _, _ = load_agent_config(args.parse_strings("agent_files")[0])
+    assert cls is AMPAgent
+    assert args.parse_float("time_end_lim_max") == 20
+    if path.name.startswith("run_"):
+        assert args.parse_bools("train_agents") == [False]
