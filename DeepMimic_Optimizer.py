@@ -12,10 +12,9 @@ import os
 import sys
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-# One BLAS thread per rank: a multi-threaded OpenBLAS makes the batch-1 policy ~10x slower
-# when ranks share cores. Only effective before numpy is imported.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from util.cli import configure_process_env, run_main
+
+configure_process_env()  # before numpy and TensorFlow are imported
 
 import util.mpi_util as mpi_util  # noqa: E402
 from learning.rl_world import WorldEvent, build_world, update_world  # noqa: E402
@@ -90,4 +89,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, "DeepMimic_Optimizer.py"))

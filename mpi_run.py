@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from util.arg_parser import load_args
+from util.cli import QUIET_ENV, configure_process_env, run_main
+
 ROOT = Path(__file__).resolve().parent
 OPTIMIZER = ROOT / "DeepMimic_Optimizer.py"
 
@@ -44,15 +47,16 @@ def mpiexec_env():
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.update({k: v for k, v in QUIET_ENV.items() if k not in env})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
 
 
 def main(argv=None):
     num_workers, args = split_num_workers(sys.argv[1:] if argv is None else argv)
+    load_args(args)  # a missing or broken arg file fails here, before any rank starts
     if num_workers == 1:
+        configure_process_env()
         import DeepMimic_Optimizer
         DeepMimic_Optimizer.main(args)
         return 0
@@ -60,4 +64,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main, "mpi_run.py"))

@@ -89,3 +89,10 @@ def gather(obj, root=0):
     if size() == 1:
         return [obj]
     return _comm().gather(obj, root=root)
+
+
+def abort(code):
+    """Ends every rank of the job (a failing rank must not leave the others waiting in a
+    collective); returns normally when running as one process."""
+    if size() > 1:
+        _comm().Abort(code)

@@ -1,0 +1,44 @@
+"""Bad input to the entry points ends with one line naming the problem, exit status 2."""
+import subprocess
+import sys
+
+import pytest
+
+from util.paths import project_root
+
+
+def run(script, *args):
+    proc = subprocess.run([sys.executable, str(project_root() / script), *args], capture_output=True,
+                          text=True, timeout=120, cwd=project_root())
+    errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+    return proc.returncode, errors
+
+
+@pytest.mark.parametrize("script", ["DeepMimic_Optimizer.py", "mpi_run.py"])
+def test_missing_arg_file(script):
+    code, errors = run(script, "--arg_file", "args/no_such_file.txt")
+    assert code == 2
+    assert errors == [f"{script}: error: args/no_such_file.txt: argument file not found"]
+
+
+def test_missing_scene_key():
+    code, errors = run("DeepMimic_Optimizer.py", "--max_iters", "1")
+    assert code == 2 and errors == ["DeepMimic_Optimizer.py: error: missing required argument --scene"]
+
+
+def test_missing_motion_file_names_it():
+    code, errors = run("DeepMimic_Optimizer.py", "--arg_file", "args/train_humanoid3d_walk_args.txt",
+                       "--motion_file", "data/motions/no_such_clip.txt", "--max_iters", "1")
+    assert code == 2 and len(errors) == 1 and "data/motions/no_such_clip.txt" in errors[0]
+
+
+def test_wrong_type_names_key_and_file():
+    code, errors = run("DeepMimic_Optimizer.py", "--arg_file", "args/train_humanoid3d_walk_args.txt",
+                       "--num_sim_substeps", "two")
+    assert code == 2 and len(errors) == 1 and "--num_sim_substeps expects an integer" in errors[0]
+
+
+def test_num_workers_must_be_positive():
+    proc = subprocess.run([sys.executable, "mpi_run.py", "--num_workers", "0"], capture_output=True,
+                          text=True, cwd=project_root())
+    assert proc.returncode != 0 and "--num_workers expects a positive integer" in proc.stderr
