@@ -26,6 +26,11 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow $(ARGS)
 
+# Throughput benchmark (also times the older port in the pybullet wheel, which needs tf-keras).
+bench: $(STAMP)
+	$(PY) -m pip install --quiet --no-deps -r requirements-bench.txt
+	$(PY) -m tests.bench.throughput $(ARGS)
+
 view: $(STAMP)
 	$(PY) DeepMimic.py --arg_file args/kin_char_args.txt $(ARGS)
 
