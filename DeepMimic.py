@@ -22,8 +22,12 @@ import sys
 import time
 from dataclasses import dataclass
 
-from env.render.camera import TRACK_MODES
-from util.arg_parser import ArgError, load_args
+from util.cli import configure_process_env
+
+configure_process_env()  # thread caps (OPENBLAS_NUM_THREADS=1) before numpy is first imported
+
+from env.render.camera import TRACK_MODES  # noqa: E402
+from util.arg_parser import ArgError, load_args  # noqa: E402
 
 WIDTH, HEIGHT = 800, 450
 DEFAULT_RECORD_SECONDS = 5.0

@@ -5,7 +5,8 @@ env updates per 1/60 s frame; the caller passes dt = 1/60 / num_update_substeps 
 rand_seed (scene randomness, when no `seed` is given; offset by 1000 x the MPI rank so ranks draw
 different resets, as DeepMimic seeds them). Everything else belongs to the scene.
 `scene` is public for the viewer (draw_characters, camera_focus, apply_force, throw_projectile,
-draw_projectiles). Goal and AMP calls go to the scene (RLSceneSimChar has the no-goal, no-AMP
+draw_projectiles). get_reward_terms gives the scene's terms of its last reward (imitate: the five
+terms). Goal and AMP calls go to the scene (RLSceneSimChar has the no-goal, no-AMP
 defaults; AMP scenes override them).
 """
 import numpy as np
@@ -93,6 +94,9 @@ class DeepMimicEnv(Env):
 
     def log_val(self, agent_id, val):
         self._agents().log_val(agent_id, val)
+
+    def get_reward_terms(self, agent_id):
+        return dict(self._agents().reward_terms)
 
     # ---- per agent: sizes and normalisation ----
     def _state_layout(self):

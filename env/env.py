@@ -39,6 +39,8 @@ class NormGroup(IntEnum):
 class Env(ABC):
     """What an RLWorld drives: advance time, ask for actions, hand out states and rewards."""
 
+    enable_draw = False   # True when a viewer draws this env (agents then log their critic values)
+
     # ---- world ----
     @abstractmethod
     def update(self, timestep: float) -> None: ...
@@ -76,6 +78,10 @@ class Env(ABC):
     def check_terminate(self, agent_id: int) -> Terminate: ...
     def log_val(self, agent_id: int, val: float) -> None:
         """The agent reports its critic's value of the current state (the viewer plots it)."""
+
+    def get_reward_terms(self, agent_id: int) -> dict:
+        """{term name: value} of the last calc_reward (empty when the reward has no named terms)."""
+        return {}
 
     def get_action_space(self, agent_id: int) -> ActionSpace:
         return ActionSpace.Continuous

@@ -2,8 +2,8 @@
 
 Per episode: its length in seconds, whether it ended in a fall (Terminate.Fail, which in the
 imitate scene is a fall or the end of a non-looping clip), the mean reward per decision, and the
-mean of each reward term when the env reports terms: an env method
-`get_reward_terms(agent_id) -> {name: value}` giving the terms of its last calc_reward.
+mean of each reward term the env reports (Env.get_reward_terms: the terms of its last
+calc_reward; none for envs whose reward has no named terms).
 Invalid episodes (exploding velocities) are discarded and not counted.
 """
 import json
@@ -32,7 +32,6 @@ def evaluate(world, num_episodes, agent_id=0, max_episode_time=None):
     meanwhile and restored afterwards. max_episode_time (s), if given, cuts longer episodes."""
     agent = world.agents[agent_id]
     env = world.env
-    reward_terms_of = getattr(env, "get_reward_terms", None)
     was_training = world.enable_training
     world.set_enable_training(False)
     world.reset()
@@ -42,8 +41,8 @@ def evaluate(world, num_episodes, agent_id=0, max_episode_time=None):
     elapsed = 0.0
 
     def record_terms():
-        if reward_terms_of is not None and len(agent.path.rewards) > len(terms):
-            terms.append(dict(reward_terms_of(agent_id)))
+        if len(agent.path.rewards) > len(terms):
+            terms.append(env.get_reward_terms(agent_id))
 
     def finish(world):
         record_terms()

@@ -183,7 +183,7 @@ class RLAgent:
         return 0
 
     def _enable_draw(self):
-        return getattr(self.env, "enable_draw", False)
+        return self.env.enable_draw
 
     def _log_val(self, s, g):
         pass

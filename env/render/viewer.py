@@ -97,7 +97,7 @@ class Viewer:
             ".": lambda: self._change_speed(SPEED_STEP), ",": lambda: self._change_speed(-SPEED_STEP),
             "/": self._reset_speed, "l": self._load_world, "r": self.world.reset,
             "t": self._toggle_training, "k": self._toggle_ref,
-            "x": lambda: self._throw_projectile(False), "z": lambda: self._throw_projectile(True),
+            "x": lambda: self.scene.throw_projectile(False), "z": lambda: self.scene.throw_projectile(True),
             "s": self.dump_char_state, "y": self._toggle_trace,
         }.get(key)
         if action is not None:
@@ -118,10 +118,6 @@ class Viewer:
 
     def _reset_speed(self):
         self.playback_speed = 1.0
-
-    def _throw_projectile(self, big):
-        if hasattr(self.scene, "throw_projectile"):   # scenes with physics only
-            self.scene.throw_projectile(big)
 
     def _toggle_training(self):
         self.world.set_enable_training(not self.world.enable_training)
@@ -181,8 +177,9 @@ class Viewer:
             self.drag = self._grab_body(x, y) or ("orbit",)
 
     def _grab_body(self, x, y):
-        """The drag of the body under (x, y), in scenes that take forces (physics), else None."""
-        if not hasattr(self.scene, "apply_force"):
+        """The drag of the body under (x, y) when the scene simulates a character (forces act on
+        simulated bodies only), else None."""
+        if not any(kind == "sim" for *_, kind in self.scene.draw_characters()):
             return None
         origin, direction = self.camera.screen_ray(x, y)
         hit = pick(self.frame().solids, origin, direction)

@@ -1,7 +1,9 @@
 """A simulated character as an RL agent: DeepMimic's cSceneSimChar + cRLScene + cRLSceneSimChar.
 
 Builds the physics world (world_scale, gravity, num_sim_substeps, terrain_file), one simulated
-character (character_files[0]) with its ct_pd controller (char_ctrl_files[0]) as agent 0.
+character (character_files[0]; enable_char_self_collision, default true as in DeepMimic, false
+for the pybullet wheel's pretrained policies: see env/sim/sim_character.py) with its ct_pd
+controller (char_ctrl_files[0]) as agent 0.
 
 One update(dt) (DeepMimic's order): episode timer; random pushes; subclass hook (the reference
 advances); controller time + PD command; one physics step call (num_sim_substeps sub-steps);
@@ -16,8 +18,10 @@ at decisions and when the episode is about to end; elsewhere check_valid_episode
 explosion between two decisions is caught at the next one, before anything is recorded).
 
 Episode length curriculum: the timer's limits blend from time_lim_* to time_end_lim_* with
-lerp = clamp(samples / anneal_samples, 0, 1)^4 (set_sample_count); test mode always draws
-time_end_lim_max.
+lerp = clamp(samples / anneal_samples, 0, 1)^4 (set_sample_count); test mode always uses
+time_end_lim_max. Each reset draws the training limit (whatever the mode); a mode change applies
+its mode's limit to the running episode too, so the episode under way when an RLWorld switches to
+test mode (the env resets in its constructor, in training mode) already runs to the test limit.
 """
 from collections import deque
 
@@ -56,7 +60,8 @@ class RLSceneSimChar(Scene):
                            num_sim_substeps=args.parse_int("num_sim_substeps", 1), timestep=update_timestep,
                            terrain_file=args.parse_string("terrain_file", ""))
         self.char_desc = CharacterDesc.load(args.parse_strings("character_files", required=True)[0])
-        self.sim_char = SimCharacter(self.world, self.char_desc)
+        self.sim_char = SimCharacter(self.world, self.char_desc,
+                                     self_collision=args.parse_bool("enable_char_self_collision", True))
         self.sim_char.set_fall_contact_bodies(args.parse_ints("fall_contact_bodies", ()))
         ctrl_types = args.parse_strings("char_ctrls", ["ct_pd"])
         if ctrl_types[0] not in CHAR_CTRLS:
@@ -67,6 +72,8 @@ class RLSceneSimChar(Scene):
         self.perturber = RandPerturber(PerturbParams.from_args(args), rng)
         self.projectiles = Projectiles(self.world)
         self.val_log = deque(maxlen=VAL_LOG_SIZE)
+        self.reward_terms = {}   # name -> value of the last calc_reward's terms (scenes that have terms)
+        self._train_time_limit = self.timer.max_time
         self._ui_forces = []
         self._fallen_contact = False
         self._cache = {}  # values computed from the current physics state, cleared by _touch
@@ -75,8 +82,8 @@ class RLSceneSimChar(Scene):
 
     def reset(self):
         super().reset()
-        if self.mode == Mode.TEST:
-            self.timer.max_time = self.timer_params_end.time_max
+        self._train_time_limit = self.timer.max_time
+        self._apply_time_limit()
         self.perturber.reset()
         self.projectiles.clear()
         self._ui_forces.clear()
@@ -213,7 +220,15 @@ class RLSceneSimChar(Scene):
         return 1.0
 
     def set_mode(self, mode):
-        self.mode = Mode(mode)
+        mode = Mode(mode)
+        if mode != self.mode:
+            self.mode = mode
+            self._apply_time_limit()
+
+    def _apply_time_limit(self):
+        """The running episode's limit for the current mode: the test limit in test mode, else the
+        training limit drawn at the last reset."""
+        self.timer.max_time = self.timer_params_end.time_max if self.mode == Mode.TEST else self._train_time_limit
 
     def set_sample_count(self, count):
         self.sample_count = count
@@ -234,7 +249,7 @@ class RLSceneSimChar(Scene):
         return self.sim_char.get_root_pos()
 
     def apply_force(self, body_id, force, world_pos):
-        """A push (character units) applied during the next update."""
+        """A push (character units) held over the whole next update (all its physics sub-steps)."""
         self._ui_forces.append((body_id, np.asarray(force, dtype=float), np.asarray(world_pos, dtype=float)))
 
     def throw_projectile(self, big=False):

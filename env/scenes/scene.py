@@ -6,7 +6,9 @@ of mean time_lim_exp, capped at time_lim_max; the defaults, infinite, never end 
 
 Drawing hooks for the viewer (all in character-file units, y up, ground at height 0):
 draw_characters() -> [(CharacterDesc, body_pos (15, 3), body_rot (15, 4), 'sim' | 'kin')],
-camera_focus() -> (3,), draw_projectiles() -> [(size (3,), pos (3,), rot (4,))].
+camera_focus() -> (3,), draw_projectiles() -> [(size (3,), pos (3,), rot (4,))]. Interaction
+hooks: apply_force(body_id, force, world_pos) and throw_projectile(big); scenes without physics
+keep the no-op defaults.
 """
 import math
 from dataclasses import dataclass, replace
@@ -95,6 +97,12 @@ class Scene:
 
     def draw_projectiles(self):
         return []
+
+    def apply_force(self, body_id, force, world_pos):
+        pass
+
+    def throw_projectile(self, big=False):
+        pass
 
     def shutdown(self):
         pass

@@ -13,6 +13,9 @@ multiplies the two), no linear or angular damping, self-collision on with each b
 its parent only (btMultiBody's default with DeepMimic's disable_parent_collision; pybullet's
 URDF_USE_SELF_COLLISION), revolute limits enforced by the URDF's limit constraints, spherical
 joints unlimited. pybullet's default joint motors are switched off so that only our commands act.
+self_collision=False turns self-collision off: the pybullet wheel's pretrained policies were
+trained in the older port before it enabled self-collision (bullet3 PR #2343 added the policies,
+PR #2517 later enabled self-collision), so their gaits let the legs touch.
 
 Units: poses, velocities and body states here are in character units (physics / world_scale);
 rotations and angular velocities do not scale. Layouts: env/anim/character.py (pose 43, vel 34:
@@ -51,15 +54,15 @@ class BodyStates:
 
 
 class SimCharacter:
-    def __init__(self, world, char_desc):
+    def __init__(self, world, char_desc, self_collision=True):
         self.world = world
         self.desc = char_desc
         self.client = world.client
         self.scale = world.scale
         path = f"{pybullet_data.getDataPath()}/{URDF_PATH}"
+        flags = p.URDF_MAINTAIN_LINK_ORDER | (p.URDF_USE_SELF_COLLISION if self_collision else 0)
         with _silent_stdout():  # the URDF importer prints a warning per spherical joint
-            self.body = p.loadURDF(path, [0, 0, 0], globalScaling=self.scale / URDF_SCALE,
-                                   flags=p.URDF_MAINTAIN_LINK_ORDER | p.URDF_USE_SELF_COLLISION,
+            self.body = p.loadURDF(path, [0, 0, 0], globalScaling=self.scale / URDF_SCALE, flags=flags,
                                    physicsClientId=self.client)
         _check_urdf(self, path)
 
@@ -201,7 +204,8 @@ class SimCharacter:
 
     def apply_force(self, body_id, force, world_pos):
         """External force (character units: N at scale 1, scaled by world_scale) at a world point,
-        for the next physics step call only."""
+        held over the next World.step() call, all its num_sim_substeps sub-steps (pybullet keeps
+        external forces until the end of stepSimulation), then dropped."""
         p.applyExternalForce(self.body, body_id, np.asarray(force) * self.scale, np.asarray(world_pos) * self.scale,
                              p.WORLD_FRAME, physicsClientId=self.client)
 
