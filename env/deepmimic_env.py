@@ -41,6 +41,9 @@ class DeepMimicEnv(Env):
     def update(self, timestep):
         self.scene.update(timestep)
 
+    def advance(self, timestep, max_updates):
+        return self.scene.advance(timestep, max_updates)
+
     def reset(self):
         self.scene.reset()
 

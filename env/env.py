@@ -44,6 +44,13 @@ class Env(ABC):
     # ---- world ----
     @abstractmethod
     def update(self, timestep: float) -> None: ...
+    def advance(self, timestep: float, max_updates: int) -> int:
+        """Up to `max_updates` updates of `timestep`, returning how many ran. It may stop early only
+        after an update that needs the caller: one where an agent needs a new action, the episode
+        ended or became invalid. The updates it skips past would have needed nothing from an RLWorld
+        (no agent acts, the episode is valid and goes on). Default: exactly one update."""
+        self.update(timestep)
+        return 1
     @abstractmethod
     def reset(self) -> None: ...
     @abstractmethod

@@ -78,6 +78,14 @@ class RLWorld:
                 agent.update(timestep)
         self.env.update(timestep)
 
+    def advance(self, timestep, max_updates):
+        """update(timestep) repeated while nothing needs the agents or the episode checks, at most
+        max_updates times (env.advance, env/env.py); returns how many sub-steps ran."""
+        for agent in self.agents:
+            if agent is not None:
+                agent.update(timestep)
+        return self.env.advance(timestep, max_updates)
+
     def reset(self):
         for agent in self.agents:
             if agent is not None:
@@ -99,14 +107,14 @@ class RLWorld:
         self.env.shutdown()
 
 
-def step_world(world, timestep, on_episode_end=None):
-    """One sub-step: update, then the validity and episode-end checks. on_episode_end(world) runs
-    after the agents ended their paths and before the reset."""
-    world.update(timestep)
-    if not world.env.check_valid_episode():
+def _check_episode(world, on_episode_end):
+    """The checks after a sub-step: an invalid episode resets; an ended one makes the agents end
+    their paths, runs on_episode_end(world), then resets."""
+    env = world.env
+    if not env.check_valid_episode():
         world.reset()
         return WorldEvent.INVALID_EPISODE
-    if world.env.is_episode_end():
+    if env.is_episode_end():
         world.end_episode()
         if on_episode_end is not None:
             on_episode_end(world)
@@ -115,13 +123,26 @@ def step_world(world, timestep, on_episode_end=None):
     return WorldEvent.NONE
 
 
+def step_world(world, timestep, on_episode_end=None):
+    """One sub-step: update, then the validity and episode-end checks. on_episode_end(world) runs
+    after the agents ended their paths and before the reset."""
+    world.update(timestep)
+    return _check_episode(world, on_episode_end)
+
+
 def update_world(world, time_elapsed):
     """DeepMimic's frame update: num_update_substeps sub-steps of time_elapsed / substeps (one
-    sub-step of 0 when time_elapsed is 0); stops early at an episode end or invalid episode."""
+    sub-step of 0 when time_elapsed is 0); stops early at an episode end or invalid episode.
+
+    The same as step_world per sub-step, run in runs: the agents are asked, then env.advance runs
+    sub-steps until one where an agent needs an action or the episode ends (env/env.py), and the
+    checks follow; the sub-steps in between are ones where the agents and the checks do nothing."""
     num_substeps = world.env.get_num_update_substeps()
     timestep = time_elapsed / num_substeps
-    for _ in range(1 if time_elapsed == 0 else num_substeps):
-        event = step_world(world, timestep)
+    remaining = 1 if time_elapsed == 0 else num_substeps
+    while remaining > 0:
+        remaining -= world.advance(timestep, remaining)
+        event = _check_episode(world, None)
         if event != WorldEvent.NONE:
             return event
     return WorldEvent.NONE

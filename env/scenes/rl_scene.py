@@ -99,7 +99,9 @@ class RLSceneSimChar(Scene):
         if timestep <= 0.0:
             return
         super().update(timestep)
-        self.world.set_timestep(timestep)
+        world = self.world
+        if timestep != world.timestep:
+            world.set_timestep(timestep)
         if self.perturber.params.enable or self.perturber.active:
             self.perturber.update(timestep, self.sim_char)
         if self._ui_forces:
@@ -108,12 +110,23 @@ class RLSceneSimChar(Scene):
             self._ui_forces.clear()
         self._pre_physics(timestep)
         self.ctrl.update(timestep)
-        self.world.step()
+        world.step()
         if self.projectiles.boxes:
             self.projectiles.update(self.get_time())
         self.ctrl.post_update(timestep)
-        self._fallen_contact = self.enable_contact_fall and self.sim_char.has_fall_contact(self.world.ground)
-        self._touch()
+        self._fallen_contact = self.enable_contact_fall and self.sim_char.has_fall_contact(world.ground)
+        self._cache.clear()
+
+    def advance(self, timestep, max_updates):
+        """Updates (each exactly update()) until one needs the caller, at most max_updates: it stops
+        after an update that asks for a decision or ends the episode. The updates run past need
+        nothing from an RLWorld: no agent acts and check_valid_episode() is True there."""
+        ctrl = self.ctrl
+        for n in range(1, max_updates + 1):
+            self.update(timestep)
+            if ctrl.need_new_action or self.is_episode_end():
+                return n
+        return max_updates
 
     def _pre_physics(self, timestep):
         """Hook run after the timers and before the PD command (imitate: the reference advances)."""

@@ -80,6 +80,11 @@ class Scene:
     def update(self, timestep):
         self.timer.update(timestep)
 
+    def advance(self, timestep, max_updates):
+        """DeepMimicEnv.advance (env/env.py): scenes without agents run one update per call."""
+        self.update(timestep)
+        return 1
+
     def get_time(self):
         return self.timer.time
 

@@ -24,7 +24,7 @@ ROT_SIZES = {"2021": 6, "2018": 4}
 def heading_frame(quat):
     """(heading, 3x3 rotation by -heading about y) of a rotation [w, x, y, z]: maps world vectors
     into the heading frame. Scalar maths: this runs at every decision."""
-    w, x, y, z = (float(v) for v in quat)
+    w, x, y, z = np.asarray(quat, dtype=float).tolist()
     heading = math.atan2(-2.0 * (x * z - w * y), 1.0 - 2.0 * (y * y + z * z))
     c, s = math.cos(heading), math.sin(heading)
     return heading, np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])

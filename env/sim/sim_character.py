@@ -26,6 +26,7 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import pybullet as p
@@ -74,7 +75,7 @@ class SimCharacter:
         self.actuated_ids = [j.id for j in joints if j.type in (JointType.SPHERICAL, JointType.REVOLUTE)]
         self.masses = np.array([b.mass for b in char_desc.bodies])
         self.total_mass = self.masses.sum()
-        self._fall_mask = np.array([b.enable_fall_contact for b in char_desc.bodies])
+        self._fall_ids = frozenset(b.id for b in char_desc.bodies if b.enable_fall_contact)
         self._build_pose_maps()
 
         # damping belongs to the whole multibody (base index); pybullet ignores a link command
@@ -117,23 +118,27 @@ class SimCharacter:
             if not 0 <= b < self.num_bodies:
                 raise ValueError(f"--fall_contact_bodies: body id {b} is not in [0, {self.num_bodies - 1}]")
         if body_ids:
-            self._fall_mask = np.isin(np.arange(self.num_bodies), body_ids)
+            self._fall_ids = frozenset(int(b) for b in body_ids)
 
     @property
     def fall_contact_bodies(self):
-        return [int(b) for b in np.flatnonzero(self._fall_mask)]
+        return sorted(self._fall_ids)
 
     def has_fall_contact(self, ground):
-        """True when a fall-contact body touches `ground` (contacts of the last physics sub-step)."""
-        contacts = p.getContactPoints(self.body, ground, physicsClientId=self.client)
-        return any(self._fall_mask[c[3]] for c in contacts if c[3] >= 0)
+        """True when a fall-contact body touches `ground` (contacts of the last physics sub-step;
+        this runs after every env update)."""
+        fall = self._fall_ids
+        for contact in p.getContactPoints(self.body, ground, physicsClientId=self.client):
+            if contact[3] in fall:
+                return True
+        return False
 
     # ---- pose and velocity in the character layouts ---------------------------------------
 
     def set_state(self, pose, vel):
         """Teleport to `pose` (43) moving at `vel` (34), character units."""
         s = self.scale
-        pl, vl = list(map(float, pose)), list(map(float, vel))
+        pl, vl = np.asarray(pose, dtype=float).tolist(), np.asarray(vel, dtype=float).tolist()
         p.resetBasePositionAndOrientation(self.body, [pl[0] * s, pl[1] * s, pl[2] * s], [pl[4], pl[5], pl[6], pl[3]],
                                           physicsClientId=self.client)
         p.resetBaseVelocity(self.body, [vl[0] * s, vl[1] * s, vl[2] * s], vl[3:6], physicsClientId=self.client)
@@ -153,11 +158,11 @@ class SimCharacter:
         pose[0:3] = pos
         pose[0:3] /= s
         pose[3:7] = rot[3], rot[0], rot[1], rot[2]
-        pose[self._joint_pose_cols] = [x for st in states for x in st[0]]
+        pose[self._joint_pose_cols] = list(chain.from_iterable(st[0] for st in states))
         vel[0:3] = lin
         vel[0:3] /= s
         vel[3:6] = ang
-        vel[6:] = [x for st in states for x in st[1]]
+        vel[6:] = list(chain.from_iterable(st[1] for st in states))
         quats = pose[self._sph_pose_cols]
         pose[self._sph_pose_cols] = np.where(quats[:, :1] < 0.0, -quats, quats)
         return pose, vel
@@ -185,8 +190,8 @@ class SimCharacter:
         states = p.getLinkStates(self.body, self.link_ids, computeLinkVelocity=1, computeForwardKinematics=1,
                                  physicsClientId=self.client)
         # per link: centre (3), rotation xyzw (4), link frame origin (3), velocity (3), angular velocity (3)
-        flat = np.array([x for st in states for part in (st[0], st[1], st[4], st[6], st[7]) for x in part])
-        flat = flat.reshape(self.num_bodies, 16)
+        flat = np.fromiter(chain.from_iterable(st[0] + st[1] + st[4] + st[6] + st[7] for st in states), float,
+                           16 * self.num_bodies).reshape(self.num_bodies, 16)
         inv_s = 1.0 / self.scale
         return BodyStates(pos=flat[:, 0:3] * inv_s, rot=flat[:, [6, 3, 4, 5]], joint_pos=flat[:, 7:10] * inv_s,
                           vel=flat[:, 10:13] * inv_s, ang_vel=flat[:, 13:16])

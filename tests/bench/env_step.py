@@ -1,12 +1,15 @@
 """Scene throughput at faithful rates, and the two stable-PD schemes compared.
 
     .venv/bin/python tests/bench/env_step.py [--seconds 20] [--args args/train_humanoid3d_walk_args.txt]
+        [--stepping advance|update]
     .venv/bin/python tests/bench/env_step.py --pd-compare
 
-Default: the imitate scene alone (no policy, no learning) driven like an RL world drives it, with
-random actions (Gaussian around the action mean, 0.2 of the action scale); prints control steps
-(decisions) per second and the cost split: physics (stepSimulation), PD command, state, reward,
-reference (advancing and posing the reference), other Python, resets.
+Default: the imitate scene alone (no policy, no learning) driven like an RL world drives it
+(1/60 s frames; env.advance runs of updates between decisions, or one update per call with
+--stepping update), with random actions (Gaussian around the action mean, 0.2 of the action
+scale); prints control steps (decisions) per second and the cost split: physics (stepSimulation), PD command, state, reward,
+reference (posing the reference at decisions and cycle wraps; advancing its time each update is
+a float addition, counted in other Python), other Python, resets.
 
 --pd-compare: per PD mode (builtin, exact): the cost of one PD command, then a walk PD-tracking
 run from the same reference state (targets = the reference pose at each decision, no policy):
@@ -54,7 +57,7 @@ def _timed_exclusive(costs, key, inner_key, fn):
     return wrapper
 
 
-def bench_throughput(arg_file, seconds, seed):
+def bench_throughput(arg_file, seconds, seed, stepping):
     env = DeepMimicEnv(load_args(["--arg_file", arg_file]), seed=seed)
     scene = env.scene
     costs = defaultdict(float)
@@ -62,29 +65,35 @@ def bench_throughput(arg_file, seconds, seed):
     scene.ctrl.pd.apply = _timed(costs, "PD command", scene.ctrl.pd.apply)
     scene.record_state = _timed(costs, "state", scene.record_state)
     scene.ref_snapshot = _timed(costs, "reference", scene.ref_snapshot)
-    scene._pre_physics = _timed(costs, "reference", scene._pre_physics)
+    scene._sync_new_cycle = _timed(costs, "reference", scene._sync_new_cycle)
     scene.calc_reward = _timed_exclusive(costs, "reward", "reference", scene.calc_reward)
     scene.reset = _timed(costs, "resets", scene.reset)
 
     layout = scene.ctrl.action_layout
     rng = np.random.default_rng(seed)
-    dt = 1.0 / 60.0 / env.get_num_update_substeps()
+    num_substeps = env.get_num_update_substeps()
+    dt = 1.0 / 60.0 / num_substeps
+    max_updates = num_substeps if stepping == "advance" else 1
     decisions = updates = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        if env.need_new_action(0):
-            env.record_state(0)
-            env.calc_reward(0)
-            env.set_action(0, -layout.offset + 0.2 * rng.standard_normal(layout.size) / layout.scale)
-            decisions += 1
-        env.update(dt)
-        updates += 1
-        if not env.check_valid_episode() or env.is_episode_end():
-            env.reset()
-            episodes += 1
+        remaining = num_substeps  # one 1/60 s frame, as learning.rl_world.update_world runs it
+        while remaining > 0:
+            if env.need_new_action(0):
+                env.record_state(0)
+                env.calc_reward(0)
+                env.set_action(0, -layout.offset + 0.2 * rng.standard_normal(layout.size) / layout.scale)
+                decisions += 1
+            done = env.advance(dt, min(remaining, max_updates))
+            remaining -= done
+            updates += done
+            if not env.check_valid_episode() or env.is_episode_end():
+                env.reset()
+                episodes += 1
+                break
     total = time.perf_counter() - start
     print(f"scene {scene.name}, {Path(arg_file).name}: dt {dt:.5f} s, num_sim_substeps "
-          f"{scene.world.num_sim_substeps}, PD {scene.ctrl.params.pd_mode}")
+          f"{scene.world.num_sim_substeps}, PD {scene.ctrl.params.pd_mode}, stepping {stepping}")
     print(f"{decisions} decisions, {updates} updates, {episodes} resets in {total:.1f} s: "
           f"{decisions / total:.1f} control steps/s, {updates / total:.0f} updates/s")
     print(f"{'cost':<14}{'ms/decision':>12}{'share':>8}")
@@ -175,13 +184,16 @@ def main():
     parser.add_argument("--args", default="args/train_humanoid3d_walk_args.txt")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stepping", choices=("advance", "update"), default="advance",
+                        help="advance: env.advance runs of updates as update_world drives them; "
+                             "update: one env update per call, with the checks after each")
     parser.add_argument("--pd-compare", action="store_true")
     opts = parser.parse_args()
     os.chdir(Path(__file__).resolve().parents[2])
     if opts.pd_compare:
         bench_pd_compare(opts.args, opts.seed)
     else:
-        bench_throughput(opts.args, opts.seconds, opts.seed)
+        bench_throughput(opts.args, opts.seconds, opts.seed, opts.stepping)
 
 
 if __name__ == "__main__":
