@@ -1,5 +1,6 @@
 """Where data files are found: as given (relative to the working directory), then relative to
 the project root, then inside the pybullet wheel's data (which ships the humanoid3d clips)."""
+import json
 from pathlib import Path
 
 import pybullet_data
@@ -18,3 +19,12 @@ def resolve_data_path(path):
             return candidate.resolve()
     places = ", ".join(str(c.parent.resolve()) for c in candidates[1:])
     raise FileNotFoundError(f"data file not found: {path} (looked in the working directory, {places})")
+
+
+def load_json(path, error=ValueError):
+    """(resolved path, parsed JSON) of a data file; `error` (one line naming the file) on bad JSON."""
+    resolved = resolve_data_path(path)
+    try:
+        return resolved, json.loads(resolved.read_text())
+    except json.JSONDecodeError as err:
+        raise error(f"{resolved}: not valid JSON ({err})") from None

@@ -15,13 +15,12 @@ spherical 4 (local quaternion), revolute 1 (angle about the joint's z), fixed 0.
 Velocity layout (dof_size 34): root 6 (linear 3, angular 3, world frame), spherical 3 (angular
 velocity in the joint's local frame), revolute 1, fixed 0.
 """
-import json
 from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
 
-from util.paths import resolve_data_path
+from util.paths import load_json
 
 
 class CharacterError(ValueError):
@@ -116,11 +115,7 @@ class CharacterDesc:
 
     @classmethod
     def load(cls, path):
-        resolved = resolve_data_path(path)
-        try:
-            data = json.loads(resolved.read_text())
-        except json.JSONDecodeError as err:
-            raise CharacterError(f"{resolved}: not valid JSON ({err})") from None
+        resolved, data = load_json(path, CharacterError)
         top = _Reader(resolved, "file", data)
         skeleton = _Reader(resolved, "Skeleton", top.get("Skeleton", dict))
         joint_entries = skeleton.get("Joints", list)

@@ -17,14 +17,13 @@ linearly. Root: linear velocity and world-frame angular velocity (from q1 q0^-1)
 joints: angular velocity in the earlier frame's local frame (from q0^-1 q1); revolute: angle rate.
 """
 import bisect
-import json
 import math
 
 import numpy as np
 
 from env.anim.character import JointType
 from util import math_util
-from util.paths import resolve_data_path
+from util.paths import load_json
 
 LOOP_TYPES = ("wrap", "none")
 _MIN_SLERP_ANGLE = 1e-9  # below this sin(a t) / sin(a) is t to double precision
@@ -62,11 +61,7 @@ class Motion:
 
     @classmethod
     def load(cls, path, char_desc):
-        resolved = resolve_data_path(path)
-        try:
-            data = json.loads(resolved.read_text())
-        except json.JSONDecodeError as err:
-            raise MotionError(f"{resolved}: not valid JSON ({err})") from None
+        resolved, data = load_json(path, MotionError)
         if not isinstance(data, dict) or "Frames" not in data:
             raise MotionError(f"{resolved}: missing key 'Frames'")
         loop = data.get("Loop", "none")

@@ -18,7 +18,6 @@ motion_file is a dataset, see MotionSet), enable_amp_obs_local_root (default fal
 enable_test_time_warp (default true). With clips, each reset plays a clip picked by weight.
 """
 import copy
-import json
 import math
 
 import numpy as np
@@ -30,7 +29,7 @@ from env.dtw import TimeWarper
 from env.env import Mode
 from env.scenes.imitate import ImitateScene
 from env.scenes.rl_scene import RLSceneSimChar
-from util.paths import resolve_data_path
+from util.paths import load_json
 
 KIN_CTRLS = ("motion", "clips")
 
@@ -46,11 +45,7 @@ class MotionSet:
 
     @classmethod
     def load(cls, path, char_desc):
-        resolved = resolve_data_path(path)
-        try:
-            data = json.loads(resolved.read_text())
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{resolved}: not valid JSON ({err})") from None
+        resolved, data = load_json(path)
         entries = data.get("Motions") if isinstance(data, dict) else None
         if not isinstance(entries, list) or not entries:
             raise ValueError(f"{resolved}: key 'Motions' must be a non-empty list of clips")

@@ -15,14 +15,13 @@ JSON keys (all required unless a default is given):
                       "AxisAngleLim": [low, high] on spherical joints: the angle range DeepMimic
                       derived the 2018 action offset/scale/bounds from (its joint limits).
 """
-import json
 from dataclasses import dataclass
 
 import numpy as np
 
 from env.anim.character import JointType
 from env.sim.pd_controller import PD_MODES
-from util.paths import resolve_data_path
+from util.paths import load_json
 
 LAYOUTS = ("2021", "2018")
 _DEFAULTS = {"QueryRate": 30.0, "EnablePhaseInput": True, "RecordWorldRootPos": False,
@@ -45,11 +44,7 @@ class CtrlParams:
 
     @classmethod
     def load(cls, path, char_desc):
-        path = resolve_data_path(path)
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: not valid JSON ({err})") from None
+        path, data = load_json(path)
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a JSON object")
 

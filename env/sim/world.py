@@ -11,12 +11,11 @@ torques) is held over all its sub-steps and dropped afterwards.
 
 Solver: 10 iterations (Bullet's default, which DeepMimic keeps; pybullet's own default is 50).
 """
-import json
 
 import numpy as np
 import pybullet as p
 
-from util.paths import resolve_data_path
+from util.paths import load_json
 
 GROUND_FRICTION = 0.9
 SOLVER_ITERATIONS = 10
@@ -52,11 +51,7 @@ class World:
     def _build_ground(self, terrain_file):
         """A static plane through y = 0 with normal +y (DeepMimic's only terrain type here)."""
         if terrain_file:
-            path = resolve_data_path(terrain_file)
-            try:
-                terrain = json.loads(path.read_text())
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}: not valid JSON ({err})") from None
+            path, terrain = load_json(terrain_file)
             kind = terrain.get("Type") if isinstance(terrain, dict) else None
             if kind != "plane":
                 raise ValueError(f"{path}: key 'Type' is {kind!r}, only 'plane' is supported")
