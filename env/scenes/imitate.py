@@ -62,6 +62,7 @@ class ImitateScene(RLSceneSimChar):
         self.reward_terms = dict.fromkeys(TERMS, 0.0)
         self.ground_raise = 0.0
         self._kin_cycle = 0
+        self._loops = self.motion.loop == "wrap"
 
     # ---- reference character ---------------------------------------------------------------
 
@@ -94,9 +95,10 @@ class ImitateScene(RLSceneSimChar):
         kin.set_root_pos(self.sim_char.get_root_pos())
 
     def _pre_physics(self, timestep):
-        self.kin_char.time += timestep
-        if self.motion.loop == "wrap":
-            cycle = self._cycle_count(self.kin_char.time)
+        kin = self.kin_char
+        kin.time += timestep
+        if self._loops:
+            cycle = self._cycle_count(kin.time)
             if cycle != self._kin_cycle:
                 self._kin_cycle = cycle
                 self._sync_new_cycle()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from env.anim.character import JointType
-from env.sim.ct_state import heading_frame
+from env.sim.ct_state import heading_of
 
 WEIGHTS = {"pose": 0.5, "vel": 0.05, "end_eff": 0.15, "root": 0.2, "com": 0.1}
 TERMS = tuple(WEIGHTS)
@@ -63,6 +63,10 @@ class ImitateReward:
             self.vel_weights[char_desc.dof_offset[j.id]:char_desc.dof_offset[j.id] + char_desc.dof_size_of[j.id]] = \
                 weights[j.id]
         self.end_effectors = [j.id for j in joints if j.is_end_effector]
+        self._end_effector_rows = np.array(self.end_effectors, dtype=np.intp)
+        # (weight, first pose column) per compared rotation / revolute angle, as plain Python numbers
+        self._rot_terms = [(float(w), int(cols[0])) for w, cols in zip(self.rot_weights, self.rot_cols)]
+        self._rev_terms = [(float(w), int(c)) for w, c in zip(self.rev_weights, self.rev_cols)]
         self.pose_scale = 2.0 / 15.0 * len(joints)
         self.vel_scale = 0.1 / 15.0 * len(joints)
 
@@ -72,31 +76,49 @@ class ImitateReward:
                 np.abs(pose1[self.rev_cols] - pose0[self.rev_cols]))
 
     def calc(self, sim, ref):
-        """(reward, {term: value in [0, 1]}) for the simulated vs the reference snapshot."""
-        p0, p1 = sim.pose, ref.pose
-        angles = quat_angles(p0[self.rot_cols], p1[self.rot_cols])
-        root_rot_err = angles[0] ** 2
-        pose_err = self.rot_weights @ angles ** 2 + self.rev_weights @ (p1[self.rev_cols] - p0[self.rev_cols]) ** 2
+        """(reward, {term: value in [0, 1]}) for the simulated vs the reference snapshot. Plain-float
+        maths over the pose lists: the arrays are too small for numpy's per-call cost to pay off."""
+        l0, l1 = sim.pose.tolist(), ref.pose.tolist()
+        atan2, sqrt = math.atan2, math.sqrt
+        pose_err = root_rot_err = 0.0
+        for w, c in self._rot_terms:
+            dot = abs(l0[c] * l1[c] + l0[c + 1] * l1[c + 1] + l0[c + 2] * l1[c + 2] + l0[c + 3] * l1[c + 3])
+            angle = 2.0 * atan2(sqrt(max(1.0 - dot * dot, 0.0)), dot)
+            if c == 3:
+                root_rot_err = angle * angle
+            pose_err += w * angle * angle
+        for w, c in self._rev_terms:
+            d = l1[c] - l0[c]
+            pose_err += w * d * d
         dv = ref.vel - sim.vel
         dv2 = dv * dv
-        vel_err = self.vel_weights @ dv2
+        vel_err = float(self.vel_weights @ dv2)
+        r0 = dv2[:6].tolist()
 
-        end_eff_err = float(np.sum((self._heading_local(ref) - self._heading_local(sim)) ** 2))
-        root0, root1 = p0[0:3], p1[0:3]
-        root_pos_err = ((root1[0] - root0[0]) ** 2 + (root1[2] - root0[2]) ** 2
-                        + ((root1[1] - ref.ground_height) - (root0[1] - sim.ground_height)) ** 2)
-        root_err = (root_pos_err + 0.1 * root_rot_err + 0.01 * (dv2[0] + dv2[1] + dv2[2])
-                    + 0.001 * (dv2[3] + dv2[4] + dv2[5]))
-        dcom = ref.com_vel - sim.com_vel
-        com_err = 0.1 * float(dcom @ dcom)
+        end_eff_err = 0.0
+        for (x1, y1, z1), (x0, y0, z0) in zip(self._heading_local(ref, l1), self._heading_local(sim, l0)):
+            end_eff_err += (x1 - x0) ** 2 + (y1 - y0) ** 2 + (z1 - z0) ** 2
+        root_pos_err = ((l1[0] - l0[0]) ** 2 + (l1[2] - l0[2]) ** 2
+                        + ((l1[1] - ref.ground_height) - (l0[1] - sim.ground_height)) ** 2)
+        root_err = (root_pos_err + 0.1 * root_rot_err + 0.01 * (r0[0] + r0[1] + r0[2])
+                    + 0.001 * (r0[3] + r0[4] + r0[5]))
+        dcom = (ref.com_vel - sim.com_vel).tolist()
+        com_err = 0.1 * (dcom[0] * dcom[0] + dcom[1] * dcom[1] + dcom[2] * dcom[2])
 
         terms = {"pose": math.exp(-self.pose_scale * pose_err), "vel": math.exp(-self.vel_scale * vel_err),
                  "end_eff": math.exp(-10.0 * end_eff_err), "root": math.exp(-5.0 * root_err),
                  "com": math.exp(-10.0 * com_err)}
         return sum(WEIGHTS[k] * terms[k] for k in TERMS), terms
 
-    def _heading_local(self, snap):
-        """End-effector positions relative to the root (height above ground as y), heading frame."""
-        rel = snap.joint_pos[self.end_effectors] - snap.pose[0:3]
-        rel[:, 1] += snap.pose[1] - snap.ground_height
-        return rel @ heading_frame(snap.pose[3:7])[1].T
+    def _heading_local(self, snap, pose):
+        """End-effector positions relative to the root (height above ground as y), heading frame:
+        [(x, y, z)] per end effector. `pose` is snap.pose as a list."""
+        rx, ry, rz = pose[0], pose[1], pose[2]
+        heading = heading_of(pose[3], pose[4], pose[5], pose[6])
+        c, s = math.cos(heading), math.sin(heading)
+        height = ry - snap.ground_height
+        out = []
+        for px, py, pz in snap.joint_pos[self._end_effector_rows].tolist():
+            dx, dz = px - rx, pz - rz
+            out.append((c * dx - s * dz, py - ry + height, s * dx + c * dz))
+        return out

@@ -99,21 +99,21 @@ class RLSceneSimChar(Scene):
         if timestep <= 0.0:
             return
         super().update(timestep)
-        world = self.world
+        world, ctrl, perturber = self.world, self.ctrl, self.perturber
         if timestep != world.timestep:
             world.set_timestep(timestep)
-        if self.perturber.params.enable or self.perturber.active:
-            self.perturber.update(timestep, self.sim_char)
+        if perturber.active or perturber.params.enable:
+            perturber.update(timestep, self.sim_char)
         if self._ui_forces:
             for body_id, force, pos in self._ui_forces:
                 self.sim_char.apply_force(body_id, force, pos)
             self._ui_forces.clear()
         self._pre_physics(timestep)
-        self.ctrl.update(timestep)
+        ctrl.update(timestep)
         world.step()
         if self.projectiles.boxes:
             self.projectiles.update(self.get_time())
-        self.ctrl.post_update(timestep)
+        ctrl.post_update(timestep)
         self._fallen_contact = self.enable_contact_fall and self.sim_char.has_fall_contact(world.ground)
         self._cache.clear()
 
@@ -121,10 +121,10 @@ class RLSceneSimChar(Scene):
         """Updates (each exactly update()) until one needs the caller, at most max_updates: it stops
         after an update that asks for a decision or ends the episode. The updates run past need
         nothing from an RLWorld: no agent acts and check_valid_episode() is True there."""
-        ctrl = self.ctrl
+        ctrl, update, is_episode_end = self.ctrl, self.update, self.is_episode_end
         for n in range(1, max_updates + 1):
-            self.update(timestep)
-            if ctrl.need_new_action or self.is_episode_end():
+            update(timestep)
+            if ctrl.need_new_action or is_episode_end():
                 return n
         return max_updates
 
@@ -155,7 +155,13 @@ class RLSceneSimChar(Scene):
         return Terminate.Fail if self.enable_fall_end and self.has_fallen() else Terminate.Null
 
     def is_episode_end(self):
-        return self.timer.is_end() or self._cached("terminate", self.check_terminate) != Terminate.Null
+        timer, cache = self.timer, self._cache
+        if timer.time >= timer.max_time:  # timer.is_end(), inlined: this runs after every update
+            return True
+        terminate = cache.get("terminate")
+        if terminate is None:
+            terminate = cache["terminate"] = self.check_terminate()
+        return terminate != Terminate.Null
 
     def check_valid_episode(self):
         if not (self.ctrl.need_new_action or self.is_episode_end()):

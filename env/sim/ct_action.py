@@ -70,8 +70,9 @@ class ExpMapAction(ActionLayout):
     @staticmethod
     def _sph_targets(exp_maps):
         lengths = np.linalg.norm(exp_maps, axis=1, keepdims=True)
-        exp_maps = np.where(lengths > MAX_EXP_MAP_LEN, exp_maps * (MAX_EXP_MAP_LEN / np.maximum(lengths, 1e-12)),
-                            exp_maps)
+        too_long = lengths > MAX_EXP_MAP_LEN
+        if too_long.any():
+            exp_maps = np.where(too_long, exp_maps * (MAX_EXP_MAP_LEN / np.maximum(lengths, 1e-12)), exp_maps)
         return math_util.quat_from_exp_map(exp_maps)
 
     @staticmethod

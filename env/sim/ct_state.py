@@ -21,11 +21,15 @@ from env.env import NormGroup
 ROT_SIZES = {"2021": 6, "2018": 4}
 
 
+def heading_of(w, x, y, z):
+    """DeepMimic's heading of the rotation (w, x, y, z), plain floats: atan2(-z, x) of R (1, 0, 0)."""
+    return math.atan2(-2.0 * (x * z - w * y), 1.0 - 2.0 * (y * y + z * z))
+
+
 def heading_frame(quat):
     """(heading, 3x3 rotation by -heading about y) of a rotation [w, x, y, z]: maps world vectors
     into the heading frame. Scalar maths: this runs at every decision."""
-    w, x, y, z = np.asarray(quat, dtype=float).tolist()
-    heading = math.atan2(-2.0 * (x * z - w * y), 1.0 - 2.0 * (y * y + z * z))
+    heading = heading_of(*np.asarray(quat, dtype=float).tolist())
     c, s = math.cos(heading), math.sin(heading)
     return heading, np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])
 
@@ -79,20 +83,26 @@ class StateLayout:
         return groups
 
     def build(self, bodies, phase, ground_height=0.0):
-        """The state vector from SimCharacter.get_body_states() (or the same fields of any character)."""
-        params = self.params
+        """The state vector from SimCharacter.get_body_states() (or the same fields of any character).
+        One matrix product turns every vector (positions, normals and tangents, velocities) into the
+        heading frame; the blocks are then written into the state in place."""
+        params, n = self.params, self.num_bodies
         root_pos = bodies.joint_pos[0]
         heading, to_heading = heading_frame(bodies.rot[0])
-        pos = (bodies.pos - root_pos) @ to_heading.T
-        if params.record_world_root_pos:
-            pos[0] = bodies.pos[0]
-            pos[0, 1] -= ground_height
+        state = np.empty(self.size)
+        i = self.phase_size
+        state[:i] = phase
+        state[i] = root_pos[1] - ground_height
+        pose_part = state[i + 1:i + self.pose_size].reshape(n, 3 + self.rot_size)
+        vel_part = state[i + self.pose_size:].reshape(n, 6)
         if self.rot_size == 6:
-            rots = normal_tangent(bodies.rot).reshape(-1, 3) @ to_heading.T
-            rots = rots.reshape(-1, 6)
+            nt = normal_tangent(bodies.rot)
+            vecs = np.concatenate([bodies.pos - root_pos, nt.reshape(-1, 3), bodies.vel, bodies.ang_vel]) @ to_heading.T
+            pose_part[:, 3:] = vecs[n:3 * n].reshape(n, 6)
             if params.record_world_root_rot:
-                rots[0] = normal_tangent(bodies.rot[:1])[0]
+                pose_part[0, 3:] = nt[0]
         else:
+            vecs = np.concatenate([bodies.pos - root_pos, bodies.vel, bodies.ang_vel]) @ to_heading.T
             c, s = math.cos(0.5 * heading), -math.sin(0.5 * heading)  # heading^-1 = (c, 0, s, 0)
             # heading^-1 * q as a matrix on q = (w, x, y, z)
             left = np.array([[c, 0.0, -s, 0.0], [0.0, c, 0.0, s], [s, 0.0, c, 0.0], [0.0, -s, 0.0, c]])
@@ -100,15 +110,13 @@ class StateLayout:
             if params.record_world_root_rot:
                 rots[0] = bodies.rot[0]
             rots[rots[:, 0] < 0.0] *= -1.0
-        vels = np.concatenate([bodies.vel, bodies.ang_vel], axis=1).reshape(-1, 3) @ to_heading.T
-        vels = vels.reshape(-1, 6)
+            pose_part[:, 3:] = rots
+        pose_part[:, :3] = vecs[:n]
+        vel_part[:, :3] = vecs[-2 * n:-n]
+        vel_part[:, 3:] = vecs[-n:]
+        if params.record_world_root_pos:
+            pose_part[0, :3] = bodies.pos[0]
+            pose_part[0, 1] -= ground_height
         if params.record_world_root_rot:
-            vels[0, 0:3], vels[0, 3:6] = bodies.vel[0], bodies.ang_vel[0]
-
-        state = np.empty(self.size)
-        i = self.phase_size
-        state[:i] = phase
-        state[i] = root_pos[1] - ground_height
-        state[i + 1:i + self.pose_size] = np.concatenate([pos, rots], axis=1).ravel()
-        state[i + self.pose_size:] = vels.ravel()
+            vel_part[0, :3], vel_part[0, 3:] = bodies.vel[0], bodies.ang_vel[0]
         return state

@@ -77,6 +77,9 @@ class SimCharacter:
         self.total_mass = self.masses.sum()
         self._fall_ids = frozenset(b.id for b in char_desc.bodies if b.enable_fall_contact)
         self._build_pose_maps()
+        # per get_body_states column: 1 / scale on the centre, joint origin and linear velocity
+        self._body_state_scale = np.ones(16)
+        self._body_state_scale[[0, 1, 2, 7, 8, 9, 10, 11, 12]] = 1.0 / self.scale
 
         # damping belongs to the whole multibody (base index); pybullet ignores a link command
         # that mixes damping with friction, so friction goes per link on its own
@@ -97,9 +100,13 @@ class SimCharacter:
         self._joint_pose_cols = np.concatenate(self._joint_pose_order)
         ends = 6 + np.cumsum([d.dof_size_of[j] for j in self.actuated_ids])
         self._joint_vel_slices = [(int(e - d.dof_size_of[j]), int(e)) for e, j in zip(ends, self.actuated_ids)]
-        self._sph_pose_cols = np.array([d.param_offset[j] for j in self.sph_ids])[:, None] + np.arange(4)
-        if sum(d.dof_size_of[j] for j in self.actuated_ids) != d.dof_size - 6:
-            raise ValueError(f"{d.path}: joint velocities do not follow the actuated joints")
+        # pose column c takes entry _pose_gather[c] of [root pos 3, root quat wxyz 4, joint positions]
+        self._pose_gather = np.empty(d.pose_size, dtype=np.intp)
+        self._pose_gather[0:7] = np.arange(7)
+        self._pose_gather[self._joint_pose_cols] = 7 + np.arange(len(self._joint_pose_cols))
+        if (len(self._joint_pose_cols) != d.pose_size - 7
+                or sum(d.dof_size_of[j] for j in self.actuated_ids) != d.dof_size - 6):
+            raise ValueError(f"{d.path}: joint positions or velocities do not follow the actuated joints")
 
     def disable_default_motors(self):
         """pybullet gives every joint a velocity motor at load; zero force switches it off."""
@@ -148,23 +155,21 @@ class SimCharacter:
                                    physicsClientId=self.client)
 
     def get_state(self):
-        """(pose (43), vel (34)) in character units; joint quaternions with w >= 0 as DeepMimic's."""
-        s = self.scale
-        pose = np.empty(self.desc.pose_size)
-        vel = np.empty(self.desc.dof_size)
-        pos, rot = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
-        lin, ang = p.getBaseVelocity(self.body, physicsClientId=self.client)
-        states = p.getJointStatesMultiDof(self.body, self.actuated_ids, physicsClientId=self.client)
-        pose[0:3] = pos
+        """(pose (43), vel (34)) in character units; joint quaternions with w >= 0 as DeepMimic's.
+        Built as flat Python lists in pybullet's order, then one gather into the pose layout."""
+        client, s = self.client, self.scale
+        pos, rot = p.getBasePositionAndOrientation(self.body, physicsClientId=client)
+        lin, ang = p.getBaseVelocity(self.body, physicsClientId=client)
+        states = p.getJointStatesMultiDof(self.body, self.actuated_ids, physicsClientId=client)
+        flat_pose = [*pos, rot[3], rot[0], rot[1], rot[2]]
+        flat_vel = [*lin, *ang]
+        for q, qd, _, _ in states:
+            flat_pose.extend((-q[0], -q[1], -q[2], -q[3]) if len(q) == 4 and q[3] < 0.0 else q)
+            flat_vel.extend(qd)
+        pose = np.array(flat_pose)[self._pose_gather]
         pose[0:3] /= s
-        pose[3:7] = rot[3], rot[0], rot[1], rot[2]
-        pose[self._joint_pose_cols] = list(chain.from_iterable(st[0] for st in states))
-        vel[0:3] = lin
+        vel = np.array(flat_vel)
         vel[0:3] /= s
-        vel[3:6] = ang
-        vel[6:] = list(chain.from_iterable(st[1] for st in states))
-        quats = pose[self._sph_pose_cols]
-        pose[self._sph_pose_cols] = np.where(quats[:, :1] < 0.0, -quats, quats)
         return pose, vel
 
     def get_root_pos(self):
@@ -192,9 +197,9 @@ class SimCharacter:
         # per link: centre (3), rotation xyzw (4), link frame origin (3), velocity (3), angular velocity (3)
         flat = np.fromiter(chain.from_iterable(st[0] + st[1] + st[4] + st[6] + st[7] for st in states), float,
                            16 * self.num_bodies).reshape(self.num_bodies, 16)
-        inv_s = 1.0 / self.scale
-        return BodyStates(pos=flat[:, 0:3] * inv_s, rot=flat[:, [6, 3, 4, 5]], joint_pos=flat[:, 7:10] * inv_s,
-                          vel=flat[:, 10:13] * inv_s, ang_vel=flat[:, 13:16])
+        flat *= self._body_state_scale  # lengths to character units, in one product
+        return BodyStates(pos=flat[:, 0:3], rot=flat[:, [6, 3, 4, 5]], joint_pos=flat[:, 7:10], vel=flat[:, 10:13],
+                          ang_vel=flat[:, 13:16])
 
     def get_body_centre(self, body_id):
         return np.asarray(p.getLinkState(self.body, body_id, physicsClientId=self.client)[0]) / self.scale
