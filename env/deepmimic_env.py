@@ -26,16 +26,17 @@ class DeepMimicEnv(Env):
         if self.num_update_substeps < 1:
             raise ValueError(f"--num_update_substeps must be >= 1, got {self.num_update_substeps}")
         if seed is None and arg_parser.has_key("rand_seed"):
-            seed = arg_parser.parse_int("rand_seed") + 1000 * mpi_util.rank()
+            seed = mpi_util.rank_seed(arg_parser.parse_int("rand_seed"))
         self.rng = np.random.default_rng(seed)
         self.scene = build_scene(arg_parser.parse_string("scene", required=True), arg_parser, self.rng,
                                  FRAME_TIME / self.num_update_substeps)
+        self._agent_scene = self.scene if self.scene.get_num_agents() > 0 else None
         self.scene.reset()
 
     def _agents(self):
-        if not hasattr(self.scene, "get_num_agents"):
+        if self._agent_scene is None:
             raise RuntimeError(f"scene {self.scene.name} has no agents")
-        return self.scene
+        return self._agent_scene
 
     # ---- world ----
     def update(self, timestep):
@@ -63,15 +64,13 @@ class DeepMimicEnv(Env):
         return self.scene.check_valid_episode()
 
     def set_mode(self, mode):
-        if hasattr(self.scene, "set_mode"):
-            self.scene.set_mode(Mode(mode))
+        self.scene.set_mode(Mode(mode))
 
     def set_sample_count(self, count):
-        if hasattr(self.scene, "set_sample_count"):
-            self.scene.set_sample_count(int(count))
+        self.scene.set_sample_count(int(count))
 
     def get_num_agents(self):
-        return self.scene.get_num_agents() if hasattr(self.scene, "get_num_agents") else 0
+        return self.scene.get_num_agents()
 
     def shutdown(self):
         self.scene.shutdown()

@@ -19,7 +19,7 @@ def limit_tf_threads():
 
 def seed_rank(rand_seed):
     """Seeds numpy, random and TF with rand_seed + 1000 * rank; returns that seed."""
-    seed = int(rand_seed) + 1000 * mpi_util.rank()
+    seed = mpi_util.rank_seed(rand_seed)
     np.random.seed(seed)
     random.seed(seed)
     tf.random.set_seed(seed)

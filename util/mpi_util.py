@@ -32,6 +32,11 @@ def is_root():
     return rank() == 0
 
 
+def rank_seed(rand_seed):
+    """DeepMimic's per-rank seed, rand_seed + 1000 x rank, so ranks draw different episodes."""
+    return int(rand_seed) + 1000 * rank()
+
+
 def allreduce_sum(x):
     """Element-wise sum over ranks of an array (a new array, same dtype and shape)."""
     x = np.ascontiguousarray(x)

@@ -94,6 +94,15 @@ class Scene:
     def check_valid_episode(self):
         return True
 
+    def get_num_agents(self):
+        return 0
+
+    def set_mode(self, mode):
+        """Scenes with agents use the mode (test mode: the final episode-length limit)."""
+
+    def set_sample_count(self, count):
+        """Scenes with agents use the sample count (episode-length curriculum)."""
+
     def draw_characters(self):
         return []
 
