@@ -129,7 +129,7 @@ class ImitateScene(RLSceneSimChar):
         return np.concatenate([sph, rev])
 
     def motion_over(self):
-        return self.motion.loop != "wrap" and self.kin_char.time >= self.motion.duration
+        return not self._loops and self.kin_char.time >= self.motion.duration
 
     # ---- termination and reward ----------------------------------------------------------
 
