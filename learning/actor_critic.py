@@ -12,6 +12,7 @@ agent/main/critic/dense/{kernel,bias}.
 """
 import numpy as np
 
+from learning.losses import LOG_2PI
 from learning.nets.net import NP_OPS, TF_OPS, Net, uniform_init
 from learning.nets.net_builder import build_net
 
@@ -73,6 +74,10 @@ class ActorCritic:
     # ---- numpy mirror ----
     def refresh_mirror(self):
         self._params = {name: v.numpy() for name, v in self.variables.items()}
+        logstd = self._params[self.actor_head.logstd_name].astype(np.float64)
+        self.std_np = np.exp(logstd)
+        # log N(mean; mean, std^2): a sample mean + std * z has this minus 0.5 |z|^2
+        self.logp_at_mean_np = float(-0.5 * logstd.size * LOG_2PI - logstd.sum())
 
     def actor_mean_np(self, inputs):
         return self._run(self.actor_nets, NP_OPS, self._params, inputs)

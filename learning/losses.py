@@ -17,12 +17,6 @@ def gaussian_logp(x, mean, logstd):
         - tf.reduce_sum(logstd)
 
 
-def gaussian_logp_np(x, mean, logstd):
-    """numpy twin of gaussian_logp, for the decisions' numpy mirror."""
-    z = (x - mean) / np.exp(logstd)
-    return -0.5 * np.sum(np.square(z), axis=-1) - 0.5 * x.shape[-1] * LOG_2PI - np.sum(logstd)
-
-
 def critic_loss(target, value):
     """0.5 mean (target - V)^2."""
     return 0.5 * tf.reduce_mean(tf.square(target - value))

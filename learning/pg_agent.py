@@ -12,7 +12,6 @@ import tensorflow as tf
 
 from env.env import Mode
 from learning.actor_critic import ActorCritic
-from learning.losses import gaussian_logp_np
 from learning.tf_agent import TFAgent
 
 
@@ -76,10 +75,13 @@ class PGAgent(TFAgent):
 
     def _decide_action(self, s, g):
         self._exp_action = self._enable_stoch_policy() and np.random.rand() < self.exp_params_curr.rate
-        mean = self.model.actor_mean_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
-        logstd = self.model.logstd_np()
-        norm_a = mean + np.exp(logstd) * np.random.randn(mean.size) if self._exp_action else mean.astype(np.float64)
-        logp = float(gaussian_logp_np(norm_a, mean, logstd))
+        model = self.model
+        norm_a = model.actor_mean_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0].astype(np.float64)
+        logp = model.logp_at_mean_np
+        if self._exp_action:
+            noise = np.random.randn(norm_a.size)
+            norm_a += model.std_np * noise
+            logp -= 0.5 * float(noise @ noise)
         return self.a_norm.unnormalize(norm_a), logp
 
     def _record_flags(self):

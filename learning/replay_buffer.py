@@ -5,7 +5,9 @@ A path of n decisions takes n + 1 consecutive slots (wrapping around the end): p
 first n; the last slot is the path's end. Every slot of a stored path knows its path's start and
 end slots and the terminate flag. Storing over old slots frees each overlapped old path whole.
 For every filter flag (e.g. the exploration bit) a mask marks the non-end slots whose flags
-have it. total_count counts every slot ever stored (n + 1 per path) and is never reset.
+have it. total_count counts every slot ever stored (n + 1 per path) and is never reset. The
+occupied slots and each mask's set slots are counted as paths come and go (the agents ask at
+every episode end; counting a million-slot buffer each time cost ~1.5 ms).
 """
 from dataclasses import dataclass
 
@@ -46,6 +48,8 @@ class ReplayBuffer:
         self.head = 0
         self.total_count = 0
         self.num_paths = 0
+        self._size = 0
+        self._filtered_counts = dict.fromkeys(self.filter_masks, 0)
 
     def clear(self):
         self.path_start.fill(INVALID_IDX)
@@ -54,9 +58,12 @@ class ReplayBuffer:
             mask.fill(False)
         self.head = 0
         self.num_paths = 0
+        self._size = 0
+        self._filtered_counts = dict.fromkeys(self.filter_masks, 0)
 
     def current_size(self):
-        return int(np.count_nonzero(self.path_start != INVALID_IDX))
+        """Slots held by stored paths."""
+        return self._size
 
     def store(self, path):
         """Stores a valid, finite path; returns its start slot, or INVALID_IDX if it is rejected."""
@@ -83,10 +90,13 @@ class ReplayBuffer:
         self.terminate[idx] = int(path.terminate)
         flags = np.asarray(path.flags, dtype=np.int64)
         for flag, mask in self.filter_masks.items():
-            mask[idx[:-1]] = (flags & flag) != 0
+            flagged = (flags & flag) != 0
+            mask[idx[:-1]] = flagged
             mask[idx[-1]] = False
+            self._filtered_counts[flag] += int(np.count_nonzero(flagged))
         self.head = int((idx[-1] + 1) % self.capacity)
         self.num_paths += 1
+        self._size += n + 1
         self.total_count += n + 1
         return int(idx[0])
 
@@ -100,9 +110,11 @@ class ReplayBuffer:
             slots = self._path_slots(start)
             self.path_start[slots] = INVALID_IDX
             self.path_end[slots] = INVALID_IDX
-            for mask in self.filter_masks.values():
+            for flag, mask in self.filter_masks.items():
+                self._filtered_counts[flag] -= int(np.count_nonzero(mask[slots]))
                 mask[slots] = False
             self.num_paths -= 1
+            self._size -= slots.size
 
     def get(self, name, idx):
         return self.data[name][idx]
@@ -117,7 +129,7 @@ class ReplayBuffer:
         return np.nonzero(self.filter_masks[flag])[0]
 
     def count_filtered(self, flag):
-        return int(np.count_nonzero(self.filter_masks[flag]))
+        return self._filtered_counts[flag]
 
     def path_slots(self):
         """Slots of every stored path (each ending with its end slot), in storage order from the

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from learning.actor_critic import ActorCritic
-from learning.losses import (action_bound_loss, critic_loss, gaussian_logp, gaussian_logp_np,
+from learning.losses import (action_bound_loss, critic_loss, gaussian_logp,
                              ppo_clip_loss, weight_decay_loss)
 from learning.nets.net_builder import build_net
 from learning.tf_util import limit_tf_threads
@@ -71,7 +71,6 @@ def test_gaussian_logp_matches_formula():
     expected = sum(-0.5 * ((xi - mi) / si) ** 2 - np.log(si) - 0.5 * np.log(2 * np.pi)
                    for xi, mi, si in zip(x[0], mean[0], [0.5, 2.0]))
     assert gaussian_logp(tf.constant(x), tf.constant(mean), tf.constant(logstd)).numpy()[0] == pytest.approx(expected, rel=1e-6)
-    assert gaussian_logp_np(x[0].astype(np.float64), mean[0], logstd) == pytest.approx(expected, rel=1e-6)
 
 
 def test_ppo_clip_loss_hand_values():

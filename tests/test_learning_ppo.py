@@ -45,6 +45,27 @@ def test_ppo_improves_return_on_toy_env(tmp_path):
     assert after > before + 0.15, (before, after)
 
 
+def test_decision_logp_is_the_gaussian_density_of_the_action(tmp_path):
+    """The numpy decision path (mean + std * noise, logp from the noise) against TF's gaussian_logp
+    of the returned action; mean actions have the density at the mean."""
+    import tensorflow as tf
+    from learning.losses import gaussian_logp
+
+    world = make_world(tmp_path, ExpParamsBeg={"Rate": 1.0, "Noise": 0.3}, ExpParamsEnd={"Rate": 1.0, "Noise": 0.3})
+    agent = world.agents[0]
+    s, g = world.env.record_state(0), world.env.record_goal(0)
+    mean = agent.model.actor_mean_np(agent._norm_inputs(s[None], g[None]))
+    logstd = agent.model.logstd_np()
+    for exploring in (True, False):
+        agent.enable_training = exploring
+        action, logp = agent._decide_action(s, g)
+        assert agent._exp_action == exploring
+        norm_a = agent.a_norm.normalize(action)[None].astype(np.float32)
+        expected = float(gaussian_logp(tf.constant(norm_a), tf.constant(mean), tf.constant(logstd))[0])
+        assert logp == pytest.approx(expected, rel=1e-5, abs=1e-4)
+        assert np.any(norm_a != mean) == exploring
+
+
 def test_modes_logs_and_checkpoints(tmp_path):
     seed_rank(2)
     out = tmp_path / "out"

@@ -66,6 +66,21 @@ def test_overwrite_frees_whole_old_paths_and_wraps():
     assert buf.count_filtered(EXP) == 5
 
 
+def test_running_counts_match_the_slots():
+    """current_size and count_filtered are kept as paths come and go: they must equal a count
+    over the whole buffer after any sequence of stores (wrap-around, partial overwrites) and clears."""
+    rng = np.random.default_rng(0)
+    buf = make_buffer(23)
+    for step in range(300):
+        if step % 97 == 96:
+            buf.clear()
+        n = int(rng.integers(1, 9))
+        buf.store(make_path(n, first=step, flags=rng.integers(0, 2, size=n).tolist()))
+        assert buf.current_size() == np.count_nonzero(buf.path_start != INVALID_IDX)
+        assert buf.count_filtered(EXP) == np.count_nonzero(buf.filter_masks[EXP])
+        assert buf.current_size() == sum(len(slots) for slots in buf.path_slots())
+
+
 def test_clear_keeps_total_count():
     buf = make_buffer(10)
     buf.store(make_path(2))

@@ -63,6 +63,9 @@ def test_state_round_trip_and_forward_kinematics_match_the_character_file(desc, 
         assert np.allclose(bodies.vel, lin, atol=1e-9)
         assert np.allclose(bodies.ang_vel, ang, atol=1e-9)
         assert np.allclose(sim.calc_com_vel(bodies), kin.calc_com(pose, vel)[1], atol=1e-9)
+        lean_joint_pos, lean_com_vel = sim.get_joint_pos_com_vel()
+        assert np.allclose(lean_joint_pos, joint_pos, atol=1e-6)
+        assert np.allclose(lean_com_vel, kin.calc_com(pose, vel)[1], atol=1e-9)
     world.shutdown()
 
 

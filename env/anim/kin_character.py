@@ -58,6 +58,18 @@ class KinCharacter:
         self.origin_pos = np.zeros(3)
         self.origin_rot = math_util.quat_identity()
 
+    @property
+    def origin_rot(self):
+        return self._origin_rot
+
+    @origin_rot.setter
+    def origin_rot(self, q):
+        """The origin's rotation, with its rotation and left-multiplication matrices kept beside
+        it: calc_pose / calc_vel run at every decision and apply it as two small products."""
+        self._origin_rot = np.array(q, dtype=float)
+        self._origin_mat = math_util.quat_to_matrix(self._origin_rot)
+        self._origin_left = math_util.quat_left_matrix(self._origin_rot)
+
     # ---- forward kinematics -------------------------------------------------------------
 
     def default_pose(self):
@@ -158,14 +170,14 @@ class KinCharacter:
     def calc_pose(self, time):
         """The motion's pose at `time`, placed by the origin."""
         pose = self.motion.calc_frame(time)
-        pose[0:3] = self.origin_pos + math_util.quat_rotate(self.origin_rot, pose[0:3])
-        pose[3:7] = math_util.quat_mul(self.origin_rot, pose[3:7])
+        pose[0:3] = self.origin_pos + self._origin_mat @ pose[0:3]
+        pose[3:7] = self._origin_left @ pose[3:7]
         return pose
 
     def calc_vel(self, time):
         """The motion's velocity at `time`, root velocities turned by the origin rotation."""
         vel = self.motion.calc_vel(time)
-        vel[0:6] = math_util.quat_rotate(self.origin_rot, vel[0:6].reshape(2, 3)).reshape(6)
+        vel[0:6] = (vel[0:6].reshape(2, 3) @ self._origin_mat.T).reshape(6)
         return vel
 
     def set_time(self, time):

@@ -169,10 +169,12 @@ class ImitateScene(RLSceneSimChar):
         return self._cached("ref_bodies", build)
 
     def ref_snapshot(self):
-        bodies = self.ref_body_states()
+        self._pose_kin()
         kin = self.kin_char
-        return CharSnapshot(pose=kin.pose, vel=kin.vel, joint_pos=bodies.joint_pos,
-                            com_vel=self.ref_twin.calc_com_vel(bodies), ground_height=kin.origin_pos[1])
+        self.ref_twin.set_state(kin.pose, kin.vel)
+        joint_pos, com_vel = self.ref_twin.get_joint_pos_com_vel()
+        return CharSnapshot(pose=kin.pose, vel=kin.vel, joint_pos=joint_pos, com_vel=com_vel,
+                            ground_height=kin.origin_pos[1])
 
     # ---- viewer hooks ------------------------------------------------------------------------
 

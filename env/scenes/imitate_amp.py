@@ -123,10 +123,10 @@ class ImitateAMPScene(ImitateScene):
         if self._time_warp_active():
             self._update_time_warper()
 
-    def update(self, timestep):
+    def _pre_physics(self, timestep):
         if self.ctrl.need_new_action:
             self.new_action_update()
-        super().update(timestep)
+        super()._pre_physics(timestep)
 
     def new_action_update(self):
         """First thing in the update after a decision (DeepMimic's NewActionUpdate)."""

@@ -96,40 +96,53 @@ class RLSceneSimChar(Scene):
 
     def update(self, timestep):
         """One env update (see the module docstring); a zero step changes nothing."""
-        if timestep <= 0.0:
-            return
-        super().update(timestep)
-        world, ctrl, perturber = self.world, self.ctrl, self.perturber
-        if timestep != world.timestep:
-            world.set_timestep(timestep)
-        if perturber.active or perturber.params.enable:
-            perturber.update(timestep, self.sim_char)
-        if self._ui_forces:
-            for body_id, force, pos in self._ui_forces:
-                self.sim_char.apply_force(body_id, force, pos)
-            self._ui_forces.clear()
-        self._pre_physics(timestep)
-        ctrl.update(timestep)
-        world.step()
-        if self.projectiles.boxes:
-            self.projectiles.update(self.get_time())
-        ctrl.post_update(timestep)
-        self._fallen_contact = self.enable_contact_fall and self.sim_char.has_fall_contact(world.ground)
-        self._cache.clear()
+        if timestep > 0.0:
+            self._run_updates(timestep, 1)
 
     def advance(self, timestep, max_updates):
         """Updates (each exactly update()) until one needs the caller, at most max_updates: it stops
         after an update that asks for a decision or ends the episode. The updates run past need
         nothing from an RLWorld: no agent acts and check_valid_episode() is True there."""
-        ctrl, update, is_episode_end = self.ctrl, self.update, self.is_episode_end
+        if timestep <= 0.0:
+            return 1
+        return self._run_updates(timestep, max_updates)
+
+    def _run_updates(self, timestep, max_updates):
+        """The update loop, in DeepMimic's order per update; returns how many ran. It runs 600 to
+        2400 times per simulated second, so its per-update Python is kept to the hooks and checks."""
+        world, ctrl, timer, cache = self.world, self.ctrl, self.timer, self._cache
+        if timestep != world.timestep:
+            world.set_timestep(timestep)
+        sim_char, ground, contact_fall = self.sim_char, world.ground, self.enable_contact_fall
+        pre_physics, post_physics, is_episode_end = self._pre_physics, self._post_physics, self.is_episode_end
+        perturber, projectiles = self.perturber, self.projectiles
         for n in range(1, max_updates + 1):
-            update(timestep)
+            timer.time += timestep
+            if perturber.active or perturber.params.enable:
+                perturber.update(timestep, sim_char)
+            if self._ui_forces:
+                for body_id, force, pos in self._ui_forces:
+                    sim_char.apply_force(body_id, force, pos)
+                self._ui_forces.clear()
+            pre_physics(timestep)
+            ctrl.update(timestep)
+            world.step()
+            if projectiles.boxes:
+                projectiles.update(timer.time)
+            ctrl.post_update(timestep)
+            self._fallen_contact = contact_fall and sim_char.has_fall_contact(ground)
+            cache.clear()
+            post_physics(timestep)
             if ctrl.need_new_action or is_episode_end():
                 return n
         return max_updates
 
     def _pre_physics(self, timestep):
-        """Hook run after the timers and before the PD command (imitate: the reference advances)."""
+        """Hook run after the timers and forces, before the PD command (imitate: the reference
+        advances)."""
+
+    def _post_physics(self, timestep):
+        """Hook run after the physics step and the fall check, before the episode-end check."""
 
     def _touch(self):
         """The physics state changed: forget what was computed from it."""

@@ -77,8 +77,8 @@ class TargetAMPScene(ImitateAMPScene):
         theta = self.rng.uniform(0.0, 2 * np.pi)
         return np.array([root[0] + dist * np.cos(theta), 0.0, root[2] + dist * np.sin(theta)])
 
-    def update(self, timestep):
-        super().update(timestep)
+    def _post_physics(self, timestep):
+        super()._post_physics(timestep)
         self.update_target(timestep)
         if self.target_timer.is_end():
             self.target_timer.reset(self.rng)

@@ -13,6 +13,8 @@ except -0.2 on the axis z. Revolute joints as in 2021.
 Targets: (quaternions [w, x, y, z] (num spherical, 4), angles (num revolute,)), each in joint id
 order, rotations relative to the parent joint. A policy's normalised action is (a + offset) * scale.
 """
+import math
+
 import numpy as np
 
 from env.anim.character import JointType
@@ -69,11 +71,18 @@ class ExpMapAction(ActionLayout):
 
     @staticmethod
     def _sph_targets(exp_maps):
-        lengths = np.linalg.norm(exp_maps, axis=1, keepdims=True)
-        too_long = lengths > MAX_EXP_MAP_LEN
-        if too_long.any():
-            exp_maps = np.where(too_long, exp_maps * (MAX_EXP_MAP_LEN / np.maximum(lengths, 1e-12)), exp_maps)
-        return math_util.quat_from_exp_map(exp_maps)
+        """q = (cos(a/2), sin(a/2)/a * e) with a = |e|, e first shortened to length 2 pi if longer.
+        Plain floats per joint: this runs at every decision on a handful of rows."""
+        quats = []
+        for x, y, z in exp_maps.tolist():
+            angle = math.sqrt(x * x + y * y + z * z)
+            if angle > MAX_EXP_MAP_LEN:
+                shrink = MAX_EXP_MAP_LEN / angle
+                x, y, z, angle = x * shrink, y * shrink, z * shrink, MAX_EXP_MAP_LEN
+            # sin(a/2)/a, by its series 1/2 - a^2/48 where the division would lose precision
+            k = math.sin(0.5 * angle) / angle if angle > 1e-4 else 0.5 - angle * angle / 48.0
+            quats.append((math.cos(0.5 * angle), k * x, k * y, k * z))
+        return np.array(quats).reshape(-1, 4)
 
     @staticmethod
     def _sph_actions(quats):

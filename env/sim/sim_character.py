@@ -75,6 +75,7 @@ class SimCharacter:
         self.actuated_ids = [j.id for j in joints if j.type in (JointType.SPHERICAL, JointType.REVOLUTE)]
         self.masses = np.array([b.mass for b in char_desc.bodies])
         self.total_mass = self.masses.sum()
+        self._mass_fractions = self.masses / self.total_mass
         self._fall_ids = frozenset(b.id for b in char_desc.bodies if b.enable_fall_contact)
         self._build_pose_maps()
         # per get_body_states column: 1 / scale on the centre, joint origin and linear velocity
@@ -200,6 +201,16 @@ class SimCharacter:
         flat *= self._body_state_scale  # lengths to character units, in one product
         return BodyStates(pos=flat[:, 0:3], rot=flat[:, [6, 3, 4, 5]], joint_pos=flat[:, 7:10], vel=flat[:, 10:13],
                           ang_vel=flat[:, 13:16])
+
+    def get_joint_pos_com_vel(self):
+        """(joint world positions (n, 3), centre-of-mass velocity (3,)), character units: the part
+        of get_body_states the imitation reward reads from the reference, read in one pass."""
+        states = p.getLinkStates(self.body, self.link_ids, computeLinkVelocity=1, computeForwardKinematics=1,
+                                 physicsClientId=self.client)
+        flat = np.fromiter(chain.from_iterable(st[4] + st[6] for st in states), float,
+                           6 * self.num_bodies).reshape(self.num_bodies, 6)
+        flat *= 1.0 / self.scale
+        return flat[:, 0:3], self._mass_fractions @ flat[:, 3:6]
 
     def get_body_centre(self, body_id):
         return np.asarray(p.getLinkState(self.body, body_id, physicsClientId=self.client)[0]) / self.scale

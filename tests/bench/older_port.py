@@ -39,6 +39,10 @@ import sys
 import tempfile
 import time
 import types
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.bench.throughput import Interleaved  # noqa: E402
 
 PORT_RATE = 1.0 / 240.0  # testrl.update_timestep
 
@@ -92,8 +96,10 @@ class QuietStdout:
         self.file.close()
 
 
-def measure_training(testrl, out_dir, iters, samples):
-    """Samples/s after the initial test phase, over `iters` whole PPO iterations or `samples`."""
+def measure_training(testrl, out_dir, iters, samples, probe_scheme=None):
+    """Samples/s after the initial test phase, over `iters` whole PPO iterations or `samples`;
+    with probe_scheme, the work runs in chunks with the physics floor's scheme timed between them
+    (throughput.Interleaved) and the rate is per second of work."""
     started = time.perf_counter()
     world = testrl.build_world(["--arg_file", "train_humanoid3d_walk_args.txt",
                                 "--output_path", f"{out_dir}/output",
@@ -119,21 +125,24 @@ def measure_training(testrl, out_dir, iters, samples):
     warm = time.perf_counter()
     count0, iter0 = agent.replay_buffer.total_count, agent.iter
     update_time[0] = 0.0
-    while True:
-        testrl.update_world(world, PORT_RATE)
-        if iters and agent.iter - iter0 >= iters:
-            break
-        if not iters and agent.replay_buffer.total_count - count0 >= samples:
-            break
-    done = time.perf_counter()
+
+    def done():
+        if iters:
+            return agent.iter - iter0 >= iters
+        return agent.replay_buffer.total_count - count0 >= samples
+
+    run = Interleaved([probe_scheme] if probe_scheme else [])
+    while not run.chunk(lambda: testrl.update_world(world, PORT_RATE), done):
+        pass
     count = agent.replay_buffer.total_count - count0
     return {
-        "samples_per_s": count / (done - warm),
+        "samples_per_s": count / run.work_seconds,
+        "floor": run.floor(),
         "samples": count,
         "iterations": agent.iter - iter0,
-        "seconds": done - warm,
+        "seconds": run.work_seconds,
         "update_seconds": update_time[0],
-        "update_fraction": update_time[0] / (done - warm),
+        "update_fraction": update_time[0] / run.work_seconds,
         "build_seconds": built - started,
         "test_phase_seconds": warm - built,
     }
@@ -171,6 +180,7 @@ def main(argv=None):
     budget = train.add_mutually_exclusive_group(required=True)
     budget.add_argument("--iters", type=int, help="whole PPO iterations to time")
     budget.add_argument("--samples", type=int, help="training samples to time")
+    train.add_argument("--probe", choices=["A", "B", "C"], help="physics floor scheme timed between chunks")
     walk = sub.add_parser("walk")
     walk.add_argument("--episodes", type=int, default=5)
     args = parser.parse_args(argv)
@@ -181,7 +191,7 @@ def main(argv=None):
             with QuietStdout(log):
                 testrl = import_port()
                 if args.what == "train":
-                    result = measure_training(testrl, out_dir, args.iters, args.samples)
+                    result = measure_training(testrl, out_dir, args.iters, args.samples, args.probe)
                 else:
                     result = measure_walk_policy(testrl, args.episodes)
         except Exception:

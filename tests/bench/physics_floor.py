@@ -186,6 +186,31 @@ def time_episodes(scene, scheme, seconds, episode_decisions=30):
     return decisions, timed, end_heights
 
 
+class FloorProbe:
+    """The floor measured in short chunks between chunks of other work in the same process (the
+    throughput benchmark's speed probe): this machine's speed swings up to 2x within seconds, so a
+    rate is only comparable with a floor measured interleaved with it. Each run() times at least one
+    whole episode per scheme."""
+
+    def __init__(self, schemes=SCHEMES):
+        self.schemes = list(schemes)
+        self.scene = FloorScene()
+        self.totals = {s.name: [0, 0.0] for s in self.schemes}
+
+    def run(self, seconds_per_scheme):
+        for scheme in self.schemes:
+            decisions, timed, _ = time_episodes(self.scene, scheme, seconds_per_scheme)
+            self.totals[scheme.name][0] += decisions
+            self.totals[scheme.name][1] += timed
+
+    def rates(self):
+        """Decisions per second of each scheme over all its chunks."""
+        return {name: decisions / timed for name, (decisions, timed) in self.totals.items() if timed > 0}
+
+    def close(self):
+        self.scene.close()
+
+
 def measure_all(seconds=4.0, schemes=SCHEMES, rounds=2):
     """Per scheme: decisions/s over `seconds` of timed loops, the schemes interleaved over
     `rounds` so that a drift in the machine's speed hits each alike."""

@@ -2,40 +2,48 @@
 
     .venv/bin/python -m tests.bench.throughput [--quick] [--json FILE]
 
-Sections (each of (b)-(e) runs in a process of its own, with OPENBLAS_NUM_THREADS=1 as
-DeepMimic_Optimizer.py sets it; a section whose entry point is missing reports
-"unavailable: <reason>", one that crashes "failed: <reason>", and the run goes on):
-  (a) physics floor (physics_floor.py): the humanoid under stable PD, nothing but the PD command
-      and stepSimulation, decisions/s for A (PD re-sent before every 1/1200 s step), B
-      (DeepMimic's scheme: 1/600 s steps of 2 sub-steps) and C (1/240 s, the older port's rate).
-      Measured at the start and again at the end of the run; the mean is used, and the change
-      between the two shows how much the machine's speed drifted meanwhile.
-  (b) our scene sampling: learning.rl_world.build_world(arg_parser) (DeepMimicEnv + RLWorld)
-      from args/train_humanoid3d_walk_args.txt at faithful rates, set_enable_training(False)
-      (the agent acts with its mean action and stores nothing) but the env kept in TRAIN mode
-      (training's episode-length limits, so that episodes and resets are those of (c)), driven
-      by learning.rl_world.update_world (1/60 s frames of num_update_substeps updates; an ended
-      or invalid episode is reset). Policy decisions (env.set_action calls) per wall second,
-      resets included, after one simulated second of warm-up.
-  (c) training, DeepMimic_Optimizer.py --arg_file args/train_humanoid3d_walk_args.txt
-      --max_samples N (1 rank) and mpi_run.py --num_workers 2 ... (2 ranks): samples/s read from
-      output/agent0_log.txt (Iteration, Wall_Time in hours, Samples, ... a row per iteration)
-      between the second and the last row (the first iteration carries TF's tracing), or
-      between the first and last if there are only two; with fewer rows, from the process wall
-      time (start-up included, marked so).
-  (d) as (c) at 1 rank with --num_update_substeps 4 --num_sim_substeps 1 (1/240 s physics).
-  (e) the older port in the pybullet wheel at its own settings (older_port.py): training
-      samples/s after its initial test phase; in the full run also its pretrained walk policy's
-      mean reward per policy step.
---quick (under 3 minutes) times less and trains with a copy of the agent file (in a temporary
-folder) with BatchSize 256 (one minibatch) instead of 4096, and TestEpisodes 0 (no test phase
-before the first iteration, which is not timed anyway): the update's share of an iteration stays
-roughly the same, its cost being proportional to the batch, but per-iteration overheads weigh
-more. The older port is timed over 500 samples without a PPO
-update in quick mode (over 2 whole iterations in the full run).
+This machine's speed swings up to 2x within seconds (a shared host: see the floor's per-second
+rates in docs/bench), so a rate measured in one minute cannot be compared with one measured in the
+next. Every section therefore runs its work in chunks of CHUNK_SECONDS of wall time, and between
+two chunks times the physics floor (physics_floor.FloorProbe: the same humanoid under stable PD,
+nothing but the PD command and stepSimulation) in the same process for PROBE_SECONDS per scheme.
+Work and floor see the same machine, and each ratio below compares rates measured against the same
+floor scheme. Rates are per second of work (the probes' time is left out).
 
-Ratios, with the targets of issue 7: (b)/(a-A) >= 1.3, (c)/(b) >= 0.9, (c 2 ranks)/(c 1 rank)
->= 1.9, (d)/(e) >= 4. The machine is shared: compare ratios from one run, not figures across runs.
+Sections, each in a process of its own with OPENBLAS_NUM_THREADS=1 as DeepMimic_Optimizer.py sets
+it (a section whose entry point is missing reports "unavailable: <reason>", one that crashes
+"failed: <reason>", and the run goes on):
+  (a) the physics floor, decisions/s, from the probes of section (b): A (PD re-sent before every
+      1/1200 s step), B (DeepMimic's scheme: 1/600 s steps of 2 sub-steps), C (1/240 s, the older
+      port's rate).
+  (b) our scene sampling: learning.rl_world.build_world (DeepMimicEnv + RLWorld) from
+      args/train_humanoid3d_walk_args.txt at faithful rates, set_enable_training(False) (the agent
+      acts with its mean action and stores nothing) but the env kept in TRAIN mode (training's
+      episode-length limits, so that episodes and resets are those of (c)), driven by
+      learning.rl_world.update_world (1/60 s frames; an ended or invalid episode is reset).
+      Policy decisions (env.set_action calls) per second, resets included, after one simulated
+      second of warm-up. Probes: A, B, C.
+  (c) training as DeepMimic_Optimizer.py trains (build_world, then update_world frames until the
+      sample budget), 1 rank, and 2 ranks under the mpiexec that mpi_run.py uses: global samples
+      per second over whole PPO iterations (sampling + update; from the end of one update to the
+      end of the last), after the first update and its test phase. Also the update's share of
+      the time. Probe: B.
+  (d) as (c), 1 rank, with --num_update_substeps 4 --num_sim_substeps 1 (1/240 s physics). Probe: C.
+  (e) the older port in the pybullet wheel at its own settings (older_port.py): training samples/s
+      after its initial test phase. Probe: C. In the full run also its pretrained walk policy's
+      mean reward per policy step.
+--quick (under 3 minutes) times less, and trains with a copy of the agent file (in a temporary
+folder) with BatchSize 256 (one minibatch) instead of 4096 and TestEpisodes 0: the update's share
+stays roughly the same (its cost is proportional to the batch) but per-iteration overheads weigh
+more. The older port is timed over 500 samples without a PPO update in quick mode.
+
+Ratios, with the targets of issue 7 (each against the floor scheme named):
+  b/a_A   (b) / floor A, both from (b)'s process
+  c1/b    (c1 / its B) / (b / its B)
+  c2/c1   (c2 / its B) / (c1 / its B)     (2 ranks: the mean of the two ranks' probes)
+  d/e     (d / its C) / (e / its C)
+Targets: b/a_A >= 1.3, c1/b >= 0.9, c2/c1 >= 1.9, d/e >= 4. The raw ratios (without the floor
+normalisation) are reported beside them.
 """
 import argparse
 import json
@@ -53,31 +61,62 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
 from tests.bench import physics_floor  # noqa: E402
+from util.cli import configure_process_env  # noqa: E402
 
 PYTHON = sys.executable
 TRAIN_ARGS = "args/train_humanoid3d_walk_args.txt"
 PORT_RATE_ARGS = ["--num_update_substeps", "4", "--num_sim_substeps", "1"]
 FAITHFUL_RATE_ARGS = ["--num_update_substeps", "10", "--num_sim_substeps", "2"]
 FRAME_TIME = 1.0 / 60.0
-TRAIN_ITERS = 4  # PPO iterations a training section asks for; the first is not timed
+CHUNK_SECONDS = 1.0    # work between two probes
+PROBE_SECONDS = 0.2    # per floor scheme and probe (at least one 30-decision episode)
 TARGETS = {"b/a_A": 1.3, "c1/b": 0.9, "c2/c1": 1.9, "d/e": 4.0}
+SCHEMES = {s.name: s for s in physics_floor.SCHEMES}
 
 
 @dataclass(frozen=True)
 class Budget:
-    floor_seconds: float     # per scheme, per measurement (start and end)
-    sampling_seconds: float
+    sampling_seconds: float  # (b): seconds of sampling work
     agent_overrides: tuple   # (key, value) pairs replacing the PPO agent file's, for training runs
+    train_iters: int         # (c), (d): whole PPO iterations timed
     port_samples: int        # older port: samples timed (quick) ...
     port_iters: int          # ... or whole iterations (full)
     walk_episodes: int       # older port's pretrained walk policy; 0 skips
     timeout: float           # per subprocess
 
 
-QUICK = Budget(floor_seconds=1.5, sampling_seconds=6.0, agent_overrides=(("BatchSize", 256), ("TestEpisodes", 0)),
+QUICK = Budget(sampling_seconds=12.0, agent_overrides=(("BatchSize", 256), ("TestEpisodes", 0)), train_iters=8,
                port_samples=500, port_iters=0, walk_episodes=0, timeout=170.0)
-FULL = Budget(floor_seconds=6.0, sampling_seconds=30.0, agent_overrides=(), port_samples=0, port_iters=2,
-              walk_episodes=5, timeout=900.0)
+FULL = Budget(sampling_seconds=60.0, agent_overrides=(), train_iters=3, port_samples=0, port_iters=2,
+              walk_episodes=5, timeout=1200.0)
+
+
+# ---- work interleaved with the floor -------------------------------------------------------------
+
+class Interleaved:
+    """Runs work in chunks of CHUNK_SECONDS with a floor probe after each; `work_seconds` is the time
+    spent in the work alone."""
+
+    def __init__(self, schemes):
+        self.probe = physics_floor.FloorProbe([SCHEMES[name] for name in schemes])
+        self.work_seconds = 0.0
+
+    def chunk(self, step, done=lambda: False):
+        """Calls step() until CHUNK_SECONDS have passed or done(); then probes. Returns whether
+        done() became true."""
+        start = time.perf_counter()
+        finished = False
+        while time.perf_counter() - start < CHUNK_SECONDS:
+            step()
+            if done():
+                finished = True
+                break
+        self.work_seconds += time.perf_counter() - start
+        self.probe.run(PROBE_SECONDS)
+        return finished
+
+    def floor(self):
+        return self.probe.rates()
 
 
 # ---- subprocesses ----------------------------------------------------------------------------
@@ -85,9 +124,9 @@ FULL = Budget(floor_seconds=6.0, sampling_seconds=30.0, agent_overrides=(), port
 def run_child(cmd, timeout):
     """(return code, stdout, stderr, seconds) of `cmd` run in the project root; the child's
     process group is ended on timeout. Every child gets single-threaded BLAS, as
-    DeepMimic_Optimizer.py sets it for training (multi-threaded OpenBLAS halves the sampling
-    rate on this loaded 2-core machine), so that all sections run alike."""
+    DeepMimic_Optimizer.py sets it for training, so that all sections run alike."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1", OPENBLAS_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
@@ -113,33 +152,26 @@ def result_line(stdout):
     raise ValueError("no RESULT line")
 
 
+def child_result(cmd, timeout):
+    code, out, err, _ = run_child(cmd, timeout)
+    if code != 0:
+        return {"status": f"failed: {last_error_line(err)}"}
+    try:
+        return {"status": "ok", **result_line(out)}
+    except ValueError as exc:
+        return {"status": f"failed: {exc}"}
+
+
 def missing(*files):
     absent = [f for f in dict.fromkeys(files) if not (ROOT / f).is_file()]
     return {"status": f"unavailable: {', '.join(absent)} not found"} if absent else None
 
 
-# ---- (a) floors --------------------------------------------------------------------------------
-
-def measure_floors(budget):
-    return {"status": "ok", **physics_floor.measure_all(budget.floor_seconds)}
+def worker_command(worker, *args):
+    return [PYTHON, str(ROOT / "tests/bench/throughput.py"), "--worker", worker, *map(str, args)]
 
 
-def merge_floors(start, end):
-    """Mean decisions/s of the floor measurements at the start and the end of the run, and the
-    drift from one to the other (either alone if the other failed)."""
-    done = [f for f in (start, end) if f.get("status") == "ok"]
-    if not done:
-        return start
-    merged = {"status": "ok"}
-    for name in (s.name for s in physics_floor.SCHEMES):
-        rates = [f[name]["decisions_per_s"] for f in done]
-        merged[name] = dict(done[0][name], decisions_per_s=sum(rates) / len(rates), measured_decisions_per_s=rates)
-    if len(done) == 2:
-        merged["drift_end_over_start"] = end["A"]["decisions_per_s"] / start["A"]["decisions_per_s"]
-    return merged
-
-
-# ---- (b) our scene sampling --------------------------------------------------------------------
+# ---- (a), (b) sampling with the floor ----------------------------------------------------------
 
 def sampling_worker(seconds, out_dir):
     """Runs in the child process of section (b)."""
@@ -153,7 +185,7 @@ def sampling_worker(seconds, out_dir):
     world.set_enable_training(False)
     world.env.set_mode(Mode.TRAIN)  # training's episode-length limits, as in section (c)
     env = world.env
-    counts = {"decisions": 0, "reward": 0.0, "rewards": 0}
+    counts = {"decisions": 0, "reward": 0.0, "rewards": 0, "episodes": 0}
     set_action, calc_reward = env.set_action, env.calc_reward
 
     def counted_set_action(agent_id, action):
@@ -166,20 +198,23 @@ def sampling_worker(seconds, out_dir):
         counts["rewards"] += 1
         return reward
 
+    def frame():
+        counts["episodes"] += update_world(world, FRAME_TIME) != WorldEvent.NONE
+
     env.set_action, env.calc_reward = counted_set_action, counted_calc_reward
-    for _ in range(60):  # one simulated second: TF tracing and first-call costs
-        update_world(world, FRAME_TIME)
-    counts.update(decisions=0, reward=0.0, rewards=0)
-    episodes, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        episodes += update_world(world, FRAME_TIME) != WorldEvent.NONE
-    elapsed = time.perf_counter() - start
+    for _ in range(60):  # one simulated second: first-call costs
+        frame()
+    counts.update(decisions=0, reward=0.0, rewards=0, episodes=0)
+    run = Interleaved(["A", "B", "C"])
+    while run.work_seconds < seconds:
+        run.chunk(frame)
     return {
-        "samples_per_s": counts["decisions"] / elapsed,
+        "samples_per_s": counts["decisions"] / run.work_seconds,
+        "floor": run.floor(),
         "decisions": counts["decisions"],
-        "seconds": elapsed,
-        "episodes_ended": episodes,
-        "mean_decisions_per_episode": counts["decisions"] / max(episodes, 1),
+        "seconds": run.work_seconds,
+        "episodes_ended": counts["episodes"],
+        "mean_decisions_per_episode": counts["decisions"] / max(counts["episodes"], 1),
         "mean_reward_per_step": counts["reward"] / max(counts["rewards"], 1),
     }
 
@@ -188,127 +223,132 @@ def measure_sampling(budget):
     absent = missing("env/deepmimic_env.py", "learning/rl_world.py", TRAIN_ARGS)
     if absent:
         return absent
-    cmd = [PYTHON, "-m", "tests.bench.throughput", "--worker", "sampling",
-           "--seconds", str(budget.sampling_seconds)]
-    return child_result(cmd, budget.timeout)
-
-
-def child_result(cmd, timeout):
-    code, out, err, _ = run_child(cmd, timeout)
-    if code != 0:
-        return {"status": f"failed: {last_error_line(err)}"}
-    try:
-        return {"status": "ok", **result_line(out)}
-    except ValueError as exc:
-        return {"status": f"failed: {exc}"}
+    return child_result(worker_command("sampling", "--seconds", budget.sampling_seconds), budget.timeout)
 
 
 # ---- (c), (d) training -------------------------------------------------------------------------
 
-def read_log(path):
-    """Rows of a DeepMimic log table (header line of column names, then rows of numbers)."""
-    lines = [line.split() for line in Path(path).read_text().splitlines() if line.strip()]
-    header = next((i for i, cols in enumerate(lines) if "Iteration" in cols), None)
-    if header is None:
-        raise ValueError(f"{path}: no header line with 'Iteration'")
-    names = lines[header]
-    return [dict(zip(names, map(float, cols))) for cols in lines[header + 1:] if len(cols) == len(names)]
+def train_worker(arg_list, iters, scheme):
+    """Runs in each rank of sections (c) and (d): training as DeepMimic_Optimizer.train runs it,
+    timed over `iters` whole iterations after the first update (and the test phase after it)."""
+    from env.env import Mode
+    from learning.rl_world import build_world, update_world
+    from util import mpi_util
+    from util.arg_parser import load_args
+
+    world = build_world(load_args(arg_list), enable_draw=False)
+    agent = world.agents[0]
+    update = {"seconds": 0.0}
+    train_step = agent._train_step
+
+    def timed_train_step():
+        start = time.perf_counter()
+        train_step()
+        update["seconds"] += time.perf_counter() - start
+
+    agent._train_step = timed_train_step
+    while agent.iter < 1 or agent.mode != Mode.TRAIN:
+        update_world(world, FRAME_TIME)
+    start_iter, start_samples = agent.iter, agent.total_sample_count
+    update["seconds"] = 0.0
+    run = Interleaved([scheme])
+    while not run.chunk(lambda: update_world(world, FRAME_TIME), lambda: agent.iter >= start_iter + iters):
+        pass
+    seconds = mpi_util.reduce_mean(run.work_seconds)   # the ranks' windows differ by their probes
+    result = {
+        "ranks": mpi_util.size(),
+        "samples_per_s": (agent.total_sample_count - start_samples) / seconds,
+        "floor": {scheme: mpi_util.reduce_mean(run.floor()[scheme])},
+        "timed_samples": int(agent.total_sample_count - start_samples),
+        "timed_iterations": int(agent.iter - start_iter),
+        "seconds": seconds,
+        "update_seconds": update["seconds"],
+        "update_fraction": update["seconds"] / run.work_seconds,
+        "batch_size": agent.config.batch_size,
+    }
+    world.shutdown()
+    return result
 
 
 def agent_file_args(overrides, out_dir):
-    """(extra args, batch size): with overrides, a copy of the train args' agent file with those
-    keys replaced, in out_dir, and --agent_files naming it; else no args."""
+    """With overrides, a copy of the train args' agent file with those keys replaced, in out_dir,
+    and --agent_files naming it; else no args."""
     from util.arg_parser import load_args
     from util.paths import resolve_data_path
 
+    if not overrides:
+        return []
     agent_file = load_args(["--arg_file", str(ROOT / TRAIN_ARGS)]).parse_strings("agent_files")[0]
     agent = json.loads(resolve_data_path(agent_file).read_text())
-    if not overrides:
-        return [], int(agent["BatchSize"])
     agent.update(overrides)
     path = Path(out_dir) / "agent_quick.txt"
     path.write_text(json.dumps(agent, indent=1))
-    return ["--agent_files", str(path)], int(agent["BatchSize"])
+    return ["--agent_files", str(path)]
 
 
-def samples_per_s_from_log(rows, wall_seconds):
-    if len(rows) >= 2:
-        first = rows[1] if len(rows) >= 3 else rows[0]
-        last = rows[-1]
-        hours = last["Wall_Time"] - first["Wall_Time"]
-        return {"samples_per_s": (last["Samples"] - first["Samples"]) / (hours * 3600),
-                "timed_iterations": int(last["Iteration"] - first["Iteration"]),
-                "timed_samples": int(last["Samples"] - first["Samples"]), "includes_startup": False}
-    samples = rows[-1]["Samples"]
-    return {"samples_per_s": samples / wall_seconds, "timed_samples": int(samples), "includes_startup": True}
-
-
-def measure_training(budget, ranks, extra_args=()):
-    entry = "DeepMimic_Optimizer.py" if ranks == 1 else "mpi_run.py"
-    absent = missing(entry, "DeepMimic_Optimizer.py")
+def measure_training(budget, ranks, scheme, extra_args=()):
+    absent = missing("DeepMimic_Optimizer.py", "mpi_run.py", "learning/rl_world.py", TRAIN_ARGS)
     if absent:
         return absent
     with tempfile.TemporaryDirectory(prefix="bench_train_") as out_dir:
         try:
-            agent_args, batch = agent_file_args(budget.agent_overrides, out_dir)
+            agent_args = agent_file_args(budget.agent_overrides, out_dir)
         except (OSError, ValueError, KeyError, IndexError) as exc:
             return {"status": f"failed: agent file: {exc}"}
         output = f"{out_dir}/output"
-        launcher = [PYTHON, entry] if ranks == 1 else [PYTHON, entry, "--num_workers", str(ranks)]
-        cmd = [*launcher, "--arg_file", TRAIN_ARGS, "--max_samples", str(batch * TRAIN_ITERS + batch // 2),
-               "--output_path", output, "--int_output_path", f"{output}/intermediate",
-               *agent_args, *extra_args]
-        code, out, err, wall = run_child(cmd, budget.timeout)
-        log = Path(output) / "agent0_log.txt"
-        if code != 0:
-            return {"status": f"failed: {last_error_line(err)}"}
-        if not log.is_file():
-            return {"status": f"failed: no {log.name} written"}
-        try:
-            rows = read_log(log)
-        except (ValueError, KeyError) as exc:
-            return {"status": f"failed: {exc}"}
-        if not rows:
-            return {"status": f"failed: {log.name} has no iteration rows"}
-    result = samples_per_s_from_log(rows, wall)
-    return {"status": "ok", "ranks": ranks, "batch_size": batch, "iterations": len(rows),
-            "process_seconds": wall, **result}
+        worker_args = ["--iters", budget.train_iters, "--scheme", scheme, "--",
+                       "--arg_file", TRAIN_ARGS, "--output_path", output, "--int_output_path",
+                       f"{output}/intermediate", *agent_args, *extra_args]
+        cmd = worker_command("train", *worker_args)
+        if ranks > 1:
+            import mpi_run
+            cmd = mpi_run.mpiexec_command(ranks, cmd[2:], script=cmd[1])
+        return child_result(cmd, budget.timeout)
 
 
 # ---- (e) the older port ------------------------------------------------------------------------
 
 def measure_older_port(budget):
     budget_args = ["--iters", str(budget.port_iters)] if budget.port_iters else ["--samples", str(budget.port_samples)]
-    result = child_result([PYTHON, str(ROOT / "tests/bench/older_port.py"), "train", *budget_args], budget.timeout)
+    port = str(ROOT / "tests/bench/older_port.py")
+    result = child_result([PYTHON, port, "train", *budget_args, "--probe", "C"], budget.timeout)
     if budget.walk_episodes and result["status"] == "ok":
-        walk = child_result([PYTHON, str(ROOT / "tests/bench/older_port.py"), "walk",
-                             "--episodes", str(budget.walk_episodes)], budget.timeout)
-        result["walk_policy"] = walk
+        result["walk_policy"] = child_result([PYTHON, port, "walk", "--episodes", str(budget.walk_episodes)],
+                                             budget.timeout)
     return result
 
 
 # ---- report ------------------------------------------------------------------------------------
 
-def rate(section, key="samples_per_s"):
-    return section.get(key) if section.get("status") == "ok" else None
+def ok(section):
+    return section.get("status") == "ok"
 
 
 def compute_ratios(r):
-    floor = r["a"]
-    floor_a = floor["A"]["decisions_per_s"] if floor.get("status") == "ok" else None
-    pairs = {
-        "b/a_A": (rate(r["b"]), floor_a),
-        "c1/b": (rate(r["c1"]), rate(r["b"])),
-        "c2/c1": (rate(r["c2"]), rate(r["c1"])),
-        "d/e": (rate(r["d"]), rate(r["e"])),
+    """{name: (floor-normalised ratio, raw ratio)}; None where a section is missing."""
+    def per_floor(key, scheme):
+        section = r[key]
+        return section["samples_per_s"] / section["floor"][scheme] if ok(section) else None
+
+    def raw(key):
+        return r[key]["samples_per_s"] if ok(r[key]) else None
+
+    def ratio(num, den):
+        return num / den if num is not None and den else None
+
+    floor_a = r["b"]["floor"]["A"] if ok(r["b"]) else None
+    return {
+        "b/a_A": (ratio(raw("b"), floor_a), ratio(raw("b"), floor_a)),
+        "c1/b": (ratio(per_floor("c1", "B"), per_floor("b", "B")), ratio(raw("c1"), raw("b"))),
+        "c2/c1": (ratio(per_floor("c2", "B"), per_floor("c1", "B")), ratio(raw("c2"), raw("c1"))),
+        "d/e": (ratio(per_floor("d", "C"), per_floor("e", "C")), ratio(raw("d"), raw("e"))),
     }
-    return {name: (num / den if num is not None and den else None) for name, (num, den) in pairs.items()}
 
 
 ROW_LABELS = [
-    ("a", "A", "(a-A) floor: stable PD before every 1/1200 s step"),
-    ("a", "B", "(a-B) floor: DeepMimic's 1/600 s PD, 2 sub-steps"),
-    ("a", "C", "(a-C) floor: 1/240 s (older port's rate)"),
+    ("b", "A", "(a-A) floor: stable PD before every 1/1200 s step"),
+    ("b", "B", "(a-B) floor: DeepMimic's 1/600 s PD, 2 sub-steps"),
+    ("b", "C", "(a-C) floor: 1/240 s (older port's rate)"),
     ("b", None, "(b)   our scene sampling, faithful rates"),
     ("c1", None, "(c)   training, 1 rank, faithful rates"),
     ("c2", None, "(c)   training, 2 ranks, faithful rates"),
@@ -318,30 +358,28 @@ ROW_LABELS = [
 
 
 def format_report(results, ratios):
-    lines = [f"{'section':<50} {'per second':>12}  unit / status"]
+    lines = [f"{'section':<50} {'per second':>11}  {'its floor':>9}  unit / status"]
     for key, scheme, label in ROW_LABELS:
         section = results[key]
-        if section.get("status") != "ok":
-            lines.append(f"{label:<50} {'-':>12}  {section.get('status')}")
+        if not ok(section):
+            lines.append(f"{label:<50} {'-':>11}  {'':>9}  {section.get('status')}")
         elif scheme:
-            lines.append(f"{label:<50} {section[scheme]['decisions_per_s']:12.1f}  decisions/s")
+            lines.append(f"{label:<50} {section['floor'][scheme]:11.1f}  {'':>9}  decisions/s")
         else:
-            note = " (start-up included)" if section.get("includes_startup") else ""
-            if section.get("iterations") == 0:
-                note += " (no PPO update in the timed window)"
-            lines.append(f"{label:<50} {section['samples_per_s']:12.1f}  samples/s{note}")
-    if results["a"].get("status") == "ok" and "drift_end_over_start" in results["a"]:
-        lines.append(f"machine speed drift over the run (floor A end/start): {results['a']['drift_end_over_start']:.2f}")
+            floor = ", ".join(f"{name} {rate:.0f}" for name, rate in section["floor"].items() if key != "b" or name == "B")
+            note = f" (update {100 * section['update_fraction']:.1f}% of the time)" if "update_fraction" in section else ""
+            lines.append(f"{label:<50} {section['samples_per_s']:11.1f}  {floor:>9}  samples/s{note}")
     walk = results["e"].get("walk_policy")
-    if walk and walk.get("status") == "ok":
+    if walk and ok(walk):
         lines.append(f"older port's walk policy: {walk['mean_reward_per_step']:.3f} mean reward per policy step, "
                      f"{walk['falls']} falls in {walk['episodes']} episodes, {walk['ms_per_policy_step']:.1f} ms per step")
     lines.append("")
-    lines.append(f"{'ratio':<12} {'value':>7}  target")
-    for name, value in ratios.items():
+    lines.append(f"{'ratio':<8} {'vs floor':>8} {'raw':>6}  target")
+    for name, (value, raw) in ratios.items():
         verdict = "-" if value is None else ("ok" if value >= TARGETS[name] else "below")
         shown = "-" if value is None else f"{value:.2f}"
-        lines.append(f"{name:<12} {shown:>7}  >= {TARGETS[name]}  {verdict}")
+        raw_shown = "-" if raw is None else f"{raw:.2f}"
+        lines.append(f"{name:<8} {shown:>8} {raw_shown:>6}  >= {TARGETS[name]}  {verdict}")
     return "\n".join(lines)
 
 
@@ -351,45 +389,57 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
-def run(budget, quick):
+def run(budget, quick, only=None):
     started, load_at_start = time.time(), os.getloadavg()
-    results = {}
+    results = {key: {"status": "not run (--only)"} for key in ("b", "c1", "c2", "d", "e")}
     steps = [
-        ("a_start", lambda: measure_floors(budget)),
         ("b", lambda: measure_sampling(budget)),
-        ("c1", lambda: measure_training(budget, 1)),
-        ("c2", lambda: measure_training(budget, 2)),
-        ("d", lambda: measure_training(budget, 1, PORT_RATE_ARGS)),
+        ("c1", lambda: measure_training(budget, 1, "B")),
+        ("c2", lambda: measure_training(budget, 2, "B")),
+        ("d", lambda: measure_training(budget, 1, "C", PORT_RATE_ARGS)),
         ("e", lambda: measure_older_port(budget)),
-        ("a_end", lambda: measure_floors(budget)),
     ]
     for key, measure in steps:
+        if only and key not in only:
+            continue
         print(f"[{time.time() - started:6.1f} s] measuring {key} ...", file=sys.stderr, flush=True)
         try:
             results[key] = measure()
         except Exception as exc:  # a section's failure must not end the run
             results[key] = {"status": f"failed: {type(exc).__name__}: {exc}"}
-    results["a"] = merge_floors(results.pop("a_start"), results.pop("a_end"))
     ratios = compute_ratios(results)
     meta = {"mode": "quick" if quick else "full", "seconds": time.time() - started,
             "cpus": os.cpu_count(), "load_average_at_start": load_at_start,
-            "load_average_at_end": os.getloadavg(), "budget": asdict(budget)}
-    return {"meta": meta, "sections": results, "ratios": ratios, "targets": TARGETS}
+            "load_average_at_end": os.getloadavg(), "budget": asdict(budget),
+            "chunk_seconds": CHUNK_SECONDS, "probe_seconds": PROBE_SECONDS}
+    return {"meta": meta, "sections": results, "ratios": {k: v[0] for k, v in ratios.items()},
+            "raw_ratios": {k: v[1] for k, v in ratios.items()}, "targets": TARGETS}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="throughput benchmark (issue 7)")
     parser.add_argument("--quick", action="store_true", help="short timings, under 3 minutes")
     parser.add_argument("--json", help="write all figures to this file")
-    parser.add_argument("--worker", choices=["sampling"], help=argparse.SUPPRESS)
+    parser.add_argument("--only", help="comma-separated sections to run (b, c1, c2, d, e); default all")
+    parser.add_argument("--worker", choices=["sampling", "train"], help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=FULL.sampling_seconds, help=argparse.SUPPRESS)
+    parser.add_argument("--iters", type=int, default=FULL.train_iters, help=argparse.SUPPRESS)
+    parser.add_argument("--scheme", default="B", help=argparse.SUPPRESS)
+    parser.add_argument("train_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.worker:
+    configure_process_env()   # as the entry points: quiet TF, oneDNN off, one BLAS thread
+    if args.worker == "sampling":
         with tempfile.TemporaryDirectory(prefix="bench_sampling_") as out_dir:
             print("RESULT " + json.dumps(sampling_worker(args.seconds, out_dir)), flush=True)
         return
-    report = run(QUICK if args.quick else FULL, args.quick)
-    print(format_report(report["sections"], report["ratios"]))
+    if args.worker == "train":
+        result = train_worker(args.train_args, args.iters, args.scheme)
+        from util import mpi_util
+        if mpi_util.rank() == 0:
+            print("RESULT " + json.dumps(result), flush=True)
+        return
+    report = run(QUICK if args.quick else FULL, args.quick, args.only.split(",") if args.only else None)
+    print(format_report(report["sections"], {k: (report["ratios"][k], report["raw_ratios"][k]) for k in TARGETS}))
     if args.json:
         write_json(args.json, report)
 
