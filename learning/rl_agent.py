@@ -2,8 +2,9 @@
 
 Per decision: record state and goal (and the previous step's reward), decide an action, apply it,
 append to the path. At an episode's end: the final state, goal and reward and the terminate flag;
-in TRAIN the path is stored and, once the local buffer allows a train step, _train runs (it is a
-sequence of MPI collectives, so every rank runs it the same number of times); in TEST the returns
+in TRAIN the path is stored and, once every rank's buffer allows a train step, _train runs (it is
+a sequence of MPI collectives, so every rank runs it the same number of times; see _ready_to_train
+for how the ranks agree without waiting on each other); in TEST the returns
 accumulate until test episodes x ranks >= TestEpisodes, then they are summed over the ranks.
 
 Modes: TRAIN; TRAIN_END (training has ended and the episode in progress finishes as training
@@ -47,6 +48,7 @@ class RLAgent:
         self.avg_test_return = 0.0
         self.total_sample_count = 0
         self._sample_count_offset = 0   # samples of the run this one resumes
+        self._ready_barrier = None      # posted when this rank is ready to train (_ready_to_train)
         if self.get_action_space() != ActionSpace.Continuous:
             raise ValueError(f"{self.NAME} agent needs a continuous action space, "
                              f"agent {id} has {self.get_action_space().name}")
@@ -145,7 +147,7 @@ class RLAgent:
         if self.mode in (Mode.TRAIN, Mode.TRAIN_END):
             if self.enable_training:
                 self._store_path(self.path)
-                if self.mode == Mode.TRAIN and self._valid_train_step():
+                if self.mode == Mode.TRAIN and self._ready_to_train():
                     self._train()
                     self._update_exp_params()
                     self.env.set_sample_count(self.total_sample_count)
@@ -212,6 +214,24 @@ class RLAgent:
 
     def _valid_train_step(self):
         raise NotImplementedError
+
+    def _ready_to_train(self):
+        """This rank's buffer allows a train step and so does every other rank's. A rank that is
+        ready first does not block in the round's first collective: it posts a non-blocking
+        barrier and keeps sampling with the same policy, and its extra samples join the round (the
+        update takes the whole buffer, as it takes the rest of a path that overshoots the batch).
+        Every rank sees the barrier complete at one of its episode ends, so each runs _train the
+        same number of times."""
+        if mpi_util.size() == 1:
+            return self._valid_train_step()
+        if self._ready_barrier is None:
+            if not self._valid_train_step():
+                return False
+            self._ready_barrier = mpi_util.ibarrier()
+        if not self._ready_barrier.Test():
+            return False
+        self._ready_barrier = None
+        return True
 
     def _get_iters_per_update(self):
         return mpi_util.size() * self.config.iters_per_update

@@ -51,6 +51,41 @@ def check_normalizer_pooling(rank):
         assert all(np.array_equal(m, everything[0][1]) for _, m, _, _ in everything)
 
 
+def check_fast_rank_keeps_sampling(tmp, rank):
+    """Rank 1 is slowed down (a sleep per frame): rank 0, ready first, must go on sampling with the
+    same policy instead of blocking, and both ranks must still train the same number of rounds and
+    end with the same parameters."""
+    import time
+
+    import util.mpi_util as mpi_util
+    from learning.rl_world import RLWorld, update_world
+    from tests.toy_env import PointMassEnv, toy_args, write_agent_file
+
+    agent_file = write_agent_file(tmp / f"slow_agent{rank}.txt", BatchSize=400, TestEpisodes=0)
+    world = RLWorld(PointMassEnv(seed=30 + rank), toy_args(agent_file))
+    agent = world.agents[0]
+    rounds = []
+    train = agent._train
+
+    def recorded_train():
+        rounds.append(agent.replay_buffer.current_size())
+        train()
+
+    agent._train = recorded_train
+    while agent.iter < 3:
+        update_world(world, 1 / 60)
+        if rank == 1:
+            time.sleep(0.002)
+    everything = mpi_util.gather((rounds, agent.actor_solver.get_flat_vars(), agent.local_batch_size))
+    if rank == 0:
+        (fast, actor0, local_batch), (slow, actor1, _) = everything
+        assert len(fast) == len(slow), "the ranks ran different numbers of training rounds"
+        assert np.array_equal(actor0, actor1), "parameters differ"
+        # the first round only initialises the buffer; afterwards the fast rank brings extra samples
+        assert all(n >= local_batch for n in fast + slow)
+        assert max(fast[1:]) > 2 * local_batch and max(fast[1:]) > 2 * max(slow[1:]), (fast, slow)
+
+
 def run_rank_checks(tmp):
     import util.mpi_util as mpi_util
     from learning.rl_world import RLWorld, update_world
@@ -89,6 +124,7 @@ def run_rank_checks(tmp):
         assert not any(f.name.startswith("agent1") for f in out.iterdir())
 
     check_normalizer_pooling(rank)
+    check_fast_rank_keeps_sampling(tmp, rank)
 
     if rank == 1:    # a diverged rank is detected on every rank
         var = agent.model.critic_vars[0]

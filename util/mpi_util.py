@@ -89,6 +89,11 @@ def bcast(x, root=0):
     return x
 
 
+def ibarrier():
+    """A non-blocking barrier: its request's Test() is True once every rank has called ibarrier."""
+    return _comm().Ibarrier()
+
+
 def gather(obj, root=0):
     """A list of every rank's Python object on root, None elsewhere (for tests and checks)."""
     if size() == 1:

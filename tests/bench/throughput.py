@@ -238,7 +238,7 @@ def train_worker(arg_list, iters, scheme):
 
     world = build_world(load_args(arg_list), enable_draw=False)
     agent = world.agents[0]
-    update = {"seconds": 0.0}
+    update = {"seconds": 0.0, "train_seconds": 0.0}
     train_step = agent._train_step
 
     def timed_train_step():
@@ -247,10 +247,18 @@ def train_worker(arg_list, iters, scheme):
         update["seconds"] += time.perf_counter() - start
 
     agent._train_step = timed_train_step
+    train = agent._train
+
+    def timed_train():
+        start = time.perf_counter()
+        train()
+        update["train_seconds"] += time.perf_counter() - start
+
+    agent._train = timed_train
     while agent.iter < 1 or agent.mode != Mode.TRAIN:
         update_world(world, FRAME_TIME)
     start_iter, start_samples = agent.iter, agent.total_sample_count
-    update["seconds"] = 0.0
+    update.update(seconds=0.0, train_seconds=0.0)
     run = Interleaved([scheme])
     while not run.chunk(lambda: update_world(world, FRAME_TIME), lambda: agent.iter >= start_iter + iters):
         pass
@@ -264,6 +272,10 @@ def train_worker(arg_list, iters, scheme):
         "seconds": seconds,
         "update_seconds": update["seconds"],
         "update_fraction": update["seconds"] / run.work_seconds,
+        # the rest of the training round: waiting for the other ranks at its first collective,
+        # normalisers, log row (per rank, the mean over ranks)
+        "train_round_other_fraction": mpi_util.reduce_mean((update["train_seconds"] - update["seconds"])
+                                                           / run.work_seconds),
         "batch_size": agent.config.batch_size,
     }
     world.shutdown()
