@@ -8,7 +8,9 @@ Two measurements, one per run:
          the wheel's args/train_humanoid3d_walk_args.txt, then testrl.update_world(world, 1/240)
          forever): after its initial test phase (32 test episodes, since iteration 0 starts one),
          training samples per second of wall time over whole PPO iterations (--iters) or over a
-         fixed number of samples (--samples), PPO update time included.
+         fixed number of samples (--samples), PPO update time included. With --probe S the work
+         runs in chunks with the physics floor's scheme S timed between them (throughput.py's
+         Interleaved), and the rate is per second of work.
   walk   its pretrained walk policy (args/run_humanoid3d_walk_args.txt, humanoid3d_walk.ckpt)
          in its own env, test mode: mean reward per policy step over --episodes episodes, each up
          to its own 20 s cap or a fall.
@@ -42,7 +44,7 @@ import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.bench.throughput import Interleaved  # noqa: E402
+from tests.bench.throughput import Interleaved, timed  # noqa: E402
 
 PORT_RATE = 1.0 / 240.0  # testrl.update_timestep
 
@@ -106,15 +108,8 @@ def measure_training(testrl, out_dir, iters, samples, probe_scheme=None):
                                 "--int_output_path", f"{out_dir}/output/intermediate"], False)
     agent = world.agents[0]
     built = time.perf_counter()
-    update_time = [0.0]
-    train_step = agent._train_step
-
-    def timed_train_step():
-        start = time.perf_counter()
-        train_step()
-        update_time[0] += time.perf_counter() - start
-
-    agent._train_step = timed_train_step
+    update_time = {"seconds": 0.0}
+    agent._train_step = timed(agent._train_step, update_time, "seconds")
     train_mode = type(agent).Mode.TRAIN
 
     def in_training():
@@ -124,7 +119,7 @@ def measure_training(testrl, out_dir, iters, samples, probe_scheme=None):
         testrl.update_world(world, PORT_RATE)
     warm = time.perf_counter()
     count0, iter0 = agent.replay_buffer.total_count, agent.iter
-    update_time[0] = 0.0
+    update_time["seconds"] = 0.0
 
     def done():
         if iters:
@@ -141,8 +136,8 @@ def measure_training(testrl, out_dir, iters, samples, probe_scheme=None):
         "samples": count,
         "iterations": agent.iter - iter0,
         "seconds": run.work_seconds,
-        "update_seconds": update_time[0],
-        "update_fraction": update_time[0] / run.work_seconds,
+        "update_seconds": update_time["seconds"],
+        "update_fraction": update_time["seconds"] / run.work_seconds,
         "build_seconds": built - started,
         "test_phase_seconds": warm - built,
     }

@@ -239,22 +239,8 @@ def train_worker(arg_list, iters, scheme):
     world = build_world(load_args(arg_list), enable_draw=False)
     agent = world.agents[0]
     update = {"seconds": 0.0, "train_seconds": 0.0}
-    train_step = agent._train_step
-
-    def timed_train_step():
-        start = time.perf_counter()
-        train_step()
-        update["seconds"] += time.perf_counter() - start
-
-    agent._train_step = timed_train_step
-    train = agent._train
-
-    def timed_train():
-        start = time.perf_counter()
-        train()
-        update["train_seconds"] += time.perf_counter() - start
-
-    agent._train = timed_train
+    agent._train_step = timed(agent._train_step, update, "seconds")
+    agent._train = timed(agent._train, update, "train_seconds")
     while agent.iter < 1 or agent.mode != Mode.TRAIN:
         update_world(world, FRAME_TIME)
     start_iter, start_samples = agent.iter, agent.total_sample_count
@@ -280,6 +266,15 @@ def train_worker(arg_list, iters, scheme):
     }
     world.shutdown()
     return result
+
+
+def timed(fn, totals, key):
+    """fn, adding its wall time to totals[key] at every call."""
+    def wrapper():
+        start = time.perf_counter()
+        fn()
+        totals[key] += time.perf_counter() - start
+    return wrapper
 
 
 def agent_file_args(overrides, out_dir):
