@@ -56,7 +56,7 @@ def test_mpi_run_command():
 
 
 SMOKE_AGENT = ('{"AgentType": "PPO", "ActorNet": "fc_2layers_1024units", "CriticNet": "fc_2layers_1024units", '
-               '"ActorInitOutputScale": 0.01, '
+               '"ActorInitOutputScale": 0.01, "ActorStepsize": 0.000002, "CriticStepsize": 0.0005, '
                '"BatchSize": 128, "MiniBatchSize": 32, "ReplayBufferSize": 20000, "InitSamples": 1, '
                '"TestEpisodes": 0, "OutputIters": 1, "ExpParamsBeg": {"Rate": 1, "Noise": 0.05}, '
                '"ExpParamsEnd": {"Rate": 0.2, "Noise": 0.05}}')

@@ -17,10 +17,10 @@ it (a section whose entry point is missing reports "unavailable: <reason>", one 
       1/1200 s step), B (DeepMimic's scheme: 1/600 s steps of 2 sub-steps), C (1/240 s, the older
       port's rate).
   (b) our scene sampling: learning.rl_world.build_world (DeepMimicEnv + RLWorld) from
-      args/train_humanoid3d_walk_args.txt at faithful rates, set_enable_training(False) (the agent
-      acts with its mean action and stores nothing) but the env kept in TRAIN mode (training's
-      episode-length limits, so that episodes and resets are those of (c)), driven by
-      learning.rl_world.update_world (1/60 s frames; an ended or invalid episode is reset).
+      args/train_humanoid3d_walk_args.txt at faithful rates, the agent acting as in training
+      (exploration noise, training's episode-length limits) but storing no path, so never
+      training; driven by learning.rl_world.update_world (1/60 s frames; an ended or invalid
+      episode is reset). (b), (c) and (d) use one seed (SEED_ARGS), hence one initial policy.
       Policy decisions (env.set_action calls) per second, resets included, after one simulated
       second of warm-up. Probes: A, B, C.
   (c) training as DeepMimic_Optimizer.py trains (build_world, then update_world frames until the
@@ -67,6 +67,9 @@ PYTHON = sys.executable
 TRAIN_ARGS = "args/train_humanoid3d_walk_args.txt"
 PORT_RATE_ARGS = ["--num_update_substeps", "4", "--num_sim_substeps", "1"]
 FAITHFUL_RATE_ARGS = ["--num_update_substeps", "10", "--num_sim_substeps", "2"]
+# One seed for (b), (c), (d): the same initial policy, so the same kind of episodes (an untrained
+# policy's falls make the physics' cost per decision vary by tens of percent from one net to another)
+SEED_ARGS = ["--rand_seed", "7"]
 FRAME_TIME = 1.0 / 60.0
 CHUNK_SECONDS = 1.0    # work between two probes
 PROBE_SECONDS = 0.2    # per floor scheme and probe (at least one 30-decision episode)
@@ -175,15 +178,13 @@ def worker_command(worker, *args):
 
 def sampling_worker(seconds, out_dir):
     """Runs in the child process of section (b)."""
-    from env.env import Mode
     from learning.rl_world import WorldEvent, build_world, update_world
     from util.arg_parser import load_args
 
-    args = load_args(["--arg_file", TRAIN_ARGS, *FAITHFUL_RATE_ARGS, "--output_path", f"{out_dir}/output",
-                      "--int_output_path", f"{out_dir}/output/intermediate"])
+    args = load_args(["--arg_file", TRAIN_ARGS, *FAITHFUL_RATE_ARGS, *SEED_ARGS, "--output_path",
+                      f"{out_dir}/output", "--int_output_path", f"{out_dir}/output/intermediate"])
     world = build_world(args, enable_draw=False)
-    world.set_enable_training(False)
-    world.env.set_mode(Mode.TRAIN)  # training's episode-length limits, as in section (c)
+    world.agents[0]._store_path = lambda path: -1   # acts as in training, stores and trains nothing
     env = world.env
     counts = {"decisions": 0, "reward": 0.0, "rewards": 0, "episodes": 0}
     set_action, calc_reward = env.set_action, env.calc_reward
@@ -304,7 +305,7 @@ def measure_training(budget, ranks, scheme, extra_args=()):
             return {"status": f"failed: agent file: {exc}"}
         output = f"{out_dir}/output"
         worker_args = ["--iters", budget.train_iters, "--scheme", scheme, "--",
-                       "--arg_file", TRAIN_ARGS, "--output_path", output, "--int_output_path",
+                       "--arg_file", TRAIN_ARGS, *SEED_ARGS, "--output_path", output, "--int_output_path",
                        f"{output}/intermediate", *agent_args, *extra_args]
         cmd = worker_command("train", *worker_args)
         if ranks > 1:
