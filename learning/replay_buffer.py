@@ -45,13 +45,11 @@ class ReplayBuffer:
         self.path_end = np.full(self.capacity, INVALID_IDX, dtype=np.int64)
         self.terminate = np.zeros(self.capacity, dtype=np.int32)
         self.filter_masks = {flag: np.zeros(self.capacity, dtype=bool) for flag in filter_flags}
-        self.head = 0
         self.total_count = 0
-        self.num_paths = 0
-        self._size = 0
-        self._filtered_counts = dict.fromkeys(self.filter_masks, 0)
+        self.clear()
 
     def clear(self):
+        """Frees every path (total_count keeps counting)."""
         self.path_start.fill(INVALID_IDX)
         self.path_end.fill(INVALID_IDX)
         for mask in self.filter_masks.values():

@@ -160,18 +160,21 @@ class ImitateScene(RLSceneSimChar):
         return CharSnapshot(pose=pose, vel=vel, joint_pos=bodies.joint_pos,
                             com_vel=self.sim_char.calc_com_vel(bodies), ground_height=self.world.ground_height)
 
-    def ref_body_states(self):
-        """The reference's body and joint states, forward kinematics by the kinematic twin."""
-        def build():
+    def _pose_ref_twin(self):
+        """The kinematic twin at the reference's current pose and velocity (once per update)."""
+        if "twin_posed" not in self._cache:
             self._pose_kin()
             self.ref_twin.set_state(self.kin_char.pose, self.kin_char.vel)
-            return self.ref_twin.get_body_states()
-        return self._cached("ref_bodies", build)
+            self._cache["twin_posed"] = True
+
+    def ref_body_states(self):
+        """The reference's body and joint states, forward kinematics by the kinematic twin."""
+        self._pose_ref_twin()
+        return self._cached("ref_bodies", self.ref_twin.get_body_states)
 
     def ref_snapshot(self):
-        self._pose_kin()
+        self._pose_ref_twin()
         kin = self.kin_char
-        self.ref_twin.set_state(kin.pose, kin.vel)
         joint_pos, com_vel = self.ref_twin.get_joint_pos_com_vel()
         return CharSnapshot(pose=kin.pose, vel=kin.vel, joint_pos=joint_pos, com_vel=com_vel,
                             ground_height=kin.origin_pos[1])

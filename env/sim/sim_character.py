@@ -54,6 +54,12 @@ class BodyStates:
     joint_pos: np.ndarray
 
 
+# getLinkStates fields per link: 0 centre, 1 rotation xyzw, 4 link frame origin, 6 velocity,
+# 7 angular velocity
+_BODY_FIELDS = lambda st: st[0] + st[1] + st[4] + st[6] + st[7]  # noqa: E731
+_JOINT_POS_VEL_FIELDS = lambda st: st[4] + st[6]  # noqa: E731
+
+
 class SimCharacter:
     def __init__(self, world, char_desc, self_collision=True):
         self.world = world
@@ -192,12 +198,17 @@ class SimCharacter:
                 qd.append(0.0)
         return q, np.array(qd)
 
-    def get_body_states(self):
+    def _link_rows(self, pick, width):
+        """(num_bodies, width) array of the getLinkStates fields `pick` concatenates per link
+        (physics units), from one C call with velocities and fresh forward kinematics."""
         states = p.getLinkStates(self.body, self.link_ids, computeLinkVelocity=1, computeForwardKinematics=1,
                                  physicsClientId=self.client)
+        return np.fromiter(chain.from_iterable(pick(st) for st in states), float,
+                           width * self.num_bodies).reshape(self.num_bodies, width)
+
+    def get_body_states(self):
         # per link: centre (3), rotation xyzw (4), link frame origin (3), velocity (3), angular velocity (3)
-        flat = np.fromiter(chain.from_iterable(st[0] + st[1] + st[4] + st[6] + st[7] for st in states), float,
-                           16 * self.num_bodies).reshape(self.num_bodies, 16)
+        flat = self._link_rows(_BODY_FIELDS, 16)
         flat *= self._body_state_scale  # lengths to character units, in one product
         return BodyStates(pos=flat[:, 0:3], rot=flat[:, [6, 3, 4, 5]], joint_pos=flat[:, 7:10], vel=flat[:, 10:13],
                           ang_vel=flat[:, 13:16])
@@ -205,10 +216,7 @@ class SimCharacter:
     def get_joint_pos_com_vel(self):
         """(joint world positions (n, 3), centre-of-mass velocity (3,)), character units: the part
         of get_body_states the imitation reward reads from the reference, read in one pass."""
-        states = p.getLinkStates(self.body, self.link_ids, computeLinkVelocity=1, computeForwardKinematics=1,
-                                 physicsClientId=self.client)
-        flat = np.fromiter(chain.from_iterable(st[4] + st[6] for st in states), float,
-                           6 * self.num_bodies).reshape(self.num_bodies, 6)
+        flat = self._link_rows(_JOINT_POS_VEL_FIELDS, 6)
         flat *= 1.0 / self.scale
         return flat[:, 0:3], self._mass_fractions @ flat[:, 3:6]
 

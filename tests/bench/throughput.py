@@ -170,8 +170,15 @@ def missing(*files):
     return {"status": f"unavailable: {', '.join(absent)} not found"} if absent else None
 
 
+WORKER_SCRIPT = ROOT / "tests/bench/throughput.py"
+
+
+def worker_args(worker, *args):
+    return ["--worker", worker, *map(str, args)]
+
+
 def worker_command(worker, *args):
-    return [PYTHON, str(ROOT / "tests/bench/throughput.py"), "--worker", worker, *map(str, args)]
+    return [PYTHON, str(WORKER_SCRIPT), *worker_args(worker, *args)]
 
 
 # ---- (a), (b) sampling with the floor ----------------------------------------------------------
@@ -304,13 +311,14 @@ def measure_training(budget, ranks, scheme, extra_args=()):
         except (OSError, ValueError, KeyError, IndexError) as exc:
             return {"status": f"failed: agent file: {exc}"}
         output = f"{out_dir}/output"
-        worker_args = ["--iters", budget.train_iters, "--scheme", scheme, "--",
-                       "--arg_file", TRAIN_ARGS, *SEED_ARGS, "--output_path", output, "--int_output_path",
-                       f"{output}/intermediate", *agent_args, *extra_args]
-        cmd = worker_command("train", *worker_args)
-        if ranks > 1:
+        train_args = ["--iters", budget.train_iters, "--scheme", scheme, "--",
+                      "--arg_file", TRAIN_ARGS, *SEED_ARGS, "--output_path", output, "--int_output_path",
+                      f"{output}/intermediate", *agent_args, *extra_args]
+        if ranks == 1:
+            cmd = worker_command("train", *train_args)
+        else:
             import mpi_run
-            cmd = mpi_run.mpiexec_command(ranks, cmd[2:], script=cmd[1])
+            cmd = mpi_run.mpiexec_command(ranks, worker_args("train", *train_args), script=WORKER_SCRIPT)
         return child_result(cmd, budget.timeout)
 
 
