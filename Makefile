@@ -6,11 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup train test test-slow bench view clean
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-bench.txt
 	bash scripts/install_system_deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-bench.txt
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -28,7 +29,6 @@ test-slow: $(STAMP)
 
 # Throughput benchmark (also times the older port in the pybullet wheel, which needs tf-keras).
 bench: $(STAMP)
-	$(PY) -m pip install --quiet --no-deps -r requirements-bench.txt
 	$(PY) -m tests.bench.throughput $(ARGS)
 
 view: $(STAMP)

@@ -16,18 +16,9 @@ Two measurements, one per run:
          to its own 20 s cap or a fall.
 The last line printed is `RESULT {json}`.
 
-Patches, applied at run time inside this process only:
-  1. A stub `gym` module (with gym.envs.registration: registry.env_specs, register, make, spec)
-     in sys.modules: pybullet_envs/__init__.py imports gym and registers gym envs, and
-     gym 0.26 is neither installed nor compatible. The deep_mimic code itself does not use gym.
-  2. TF_USE_LEGACY_KERAS=1 before TensorFlow is imported, with the tf_keras package installed
-     (requirements-bench.txt): the port calls tf.compat.v1.layers.dense, which needs Keras 2.
-  3. tf.compat.v1.disable_v2_behavior(): the port builds TF1 graphs and sessions; with TF2's
-     resource variables its normaliser update (TFNormalizer._update_resource_tf) fails, because
-     it feeds values into variables (count_ph, mean_ph, std_ph) through feed_dict, which only
-     TF1 reference variables allow. This is "the normaliser fix".
-  4. Timing wrappers only: PPOAgent._train_step is wrapped to add up the update time. Nothing
-     of its behaviour is changed.
+Patches, applied at run time inside this process only: tests/oracle/wheel_port.py (gym stub, Keras 2,
+TF1 graph mode), plus timing wrappers: PPOAgent._train_step is wrapped to add up the update
+time. Nothing of its behaviour is changed.
 Its outputs (checkpoints, log) go to a temporary directory (--output_path on its command line,
 which wins over the args file).
 
@@ -40,42 +31,13 @@ import os
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.bench.throughput import Interleaved, timed  # noqa: E402
+from tests.oracle.wheel_port import import_port  # noqa: E402
 
 PORT_RATE = 1.0 / 240.0  # testrl.update_timestep
-
-
-def install_gym_stub():
-    """Patch 1: just enough `gym` for pybullet_envs/__init__.py to import."""
-    registry = types.SimpleNamespace(env_specs={})
-    registration = types.ModuleType("gym.envs.registration")
-    registration.registry = registry
-    registration.register = lambda id, *args, **kwargs: registry.env_specs.setdefault(id, kwargs)
-    registration.make = registration.spec = lambda *args, **kwargs: None
-    envs = types.ModuleType("gym.envs")
-    envs.registration = registration
-    gym = types.ModuleType("gym")
-    gym.envs = envs
-    sys.modules.update({"gym": gym, "gym.envs": envs, "gym.envs.registration": registration})
-
-
-def prepare_tensorflow():
-    """Patches 2 and 3."""
-    os.environ["TF_USE_LEGACY_KERAS"] = "1"
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import tensorflow.compat.v1 as tf
-    tf.disable_v2_behavior()
-
-
-def import_port():
-    install_gym_stub()
-    prepare_tensorflow()
-    from pybullet_envs.deep_mimic import testrl
-    return testrl
 
 
 class QuietStdout:
