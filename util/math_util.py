@@ -36,6 +36,11 @@ def quat_left_matrix(q):
     return np.asarray(q, dtype=float)[..., _L_IDX] * _L_SIGN
 
 
+def quat_right_matrix(q):
+    """4x4 R(q) with R(q) a = a * q."""
+    return np.asarray(q, dtype=float)[..., _L_IDX] * _R_SIGN
+
+
 def quat_conj(q):
     """Conjugate, which is the inverse of a unit quaternion."""
     return np.asarray(q, dtype=float) * _CONJ_SIGNS
@@ -99,7 +104,7 @@ def quat_from_exp_map(e):
 
 
 def quat_to_exp_map(q):
-    """axis * angle with the angle in [0, pi] (short path)."""
+    """axis * angle with the angle in [0, pi] (short path). Scale-free: q need not be unit length."""
     q = _short(q)
     vec = q[..., 1:]
     sin_half = np.linalg.norm(vec, axis=-1, keepdims=True)

@@ -8,8 +8,9 @@ JSON keys (all required unless a default is given):
   EnablePhaseInput    prepend the motion phase to the state (default true)
   RecordWorldRootPos  root body position in world axes instead of the heading frame (default false)
   RecordWorldRootRot  root body rotation and velocities in world axes (default false)
-  PDMode              "builtin" (pybullet's stable PD, the default) or "exact" (numpy, DeepMimic's
-                      per-joint length clamp); see env/sim/pd_controller.py
+  PDMode              "exact" (numpy, DeepMimic's per-joint length clamp, the default) or "builtin"
+                      (pybullet's stable PD, per-component clamp, ~5x cheaper per update); see
+                      env/sim/pd_controller.py
   PDControllers       one entry per joint, in id order: {"ID", "Name", "Kp", "Kd"} (unscaled gains;
                       torque limits come from the character file). Layout 2018 also needs
                       "AxisAngleLim": [low, high] on spherical joints: the angle range DeepMimic
@@ -25,7 +26,7 @@ from util.paths import load_json
 
 LAYOUTS = ("2021", "2018")
 _DEFAULTS = {"QueryRate": 30.0, "EnablePhaseInput": True, "RecordWorldRootPos": False,
-             "RecordWorldRootRot": False, "PDMode": "builtin"}
+             "RecordWorldRootRot": False, "PDMode": "exact"}
 _KEYS = {"Layout", "PDControllers"} | set(_DEFAULTS)
 _JOINT_KEYS = {"ID", "Name", "Kp", "Kd", "AxisAngleLim"}
 

@@ -13,15 +13,24 @@ world_scale^2. In the scaled physics (lengths x s, masses unchanged) M and C of 
 dofs are s^2 the unscaled ones, so the same torques come out of the scaled model with gains and
 limits x s^2; that is what both classes use.
 
-- BuiltinStablePD ("builtin", the default): pybullet's STABLE_PD_CONTROL, one
-  setJointMotorControlMultiDofArray per update; it takes the physics time step (the env update, the
-  sub-steps being internal) as dt. It clamps each torque component to the limit, where DeepMimic
-  clamps a spherical joint's torque vector by its length: the two differ only when a joint
-  saturates.
-- ExactStablePD ("exact"): the formula above in numpy with pybullet's mass matrix and bias forces
-  (calculateMassMatrix / calculateInverseDynamics, flags=1 padded layout), DeepMimic's length clamp,
-  applied as joint torques. About 5x the cost of the built-in command.
+- ExactStablePD ("exact", the default): the formula above in numpy with pybullet's mass matrix and
+  bias forces (calculateMassMatrix / calculateInverseDynamics, flags=1 padded layout), DeepMimic's
+  length clamp (cSimBodyJoint::ClampTotalTorque), applied as joint torques.
+- BuiltinStablePD ("builtin"): pybullet's STABLE_PD_CONTROL, one setJointMotorControlMultiDofArray
+  per update; it takes the physics time step (the env update, the sub-steps being internal) as dt.
+  It clamps each torque component to the limit, where DeepMimic clamps a spherical joint's torque
+  vector by its length: the two agree to 1e-8 until a joint saturates, and then builtin applies up
+  to sqrt(3) times the limit. About 5x cheaper per update. The wheel's pretrained policies were
+  trained under it (humanoid3d_ctrl_2018.txt keeps it).
+
+Why no hybrid (builtin where no joint saturates, exact elsewhere): the built-in torques cannot be
+read back, so deciding needs the exact torques anyway; and under training's exploration noise
+35% of updates have a saturated joint and a joint's torque/limit ratio jumps by up to 2-4 within
+one 1/600 s update (contacts), so no cheap predictor decides safely (measured on walk and
+backflip, ExpParams noise 0.05).
 """
+from itertools import chain
+
 import numpy as np
 import pybullet as p
 
@@ -80,6 +89,13 @@ class BuiltinStablePD(StablePD):
 
 
 class ExactStablePD(StablePD):
+    """The stable-PD formula solved in numpy every update, DeepMimic's length clamp, joint torques.
+
+    Per update: the state (18 us), pybullet's mass matrix (~125 us with its conversion), bias forces
+    (~50 us), the error and the 43x43 solve in a few batched numpy calls (~50 us), one torque
+    command (3 us): ~250 us against ~60 us for the built-in command, whose cost is the marshalling
+    of its nested argument lists."""
+
     def __init__(self, sim_char, kp, kd, torque_lim):
         super().__init__(sim_char, kp, kd, torque_lim)
         # offsets of each actuated joint in pybullet's padded 43-dim layout (root 7 = 3 + 3 + pad)
@@ -89,50 +105,78 @@ class ExactStablePD(StablePD):
             offset += 4 if sph else 1
         self.size = offset
         self._starts = starts
-        self._sph_starts = np.array([o for o, sph in zip(starts, self.is_sph) if sph])
+        is_sph = np.array(self.is_sph)
+        sph_starts = np.array([o for o, sph in zip(starts, self.is_sph) if sph])
         self._rev_starts = np.array([o for o, sph in zip(starts, self.is_sph) if not sph])
-        self._sph_cols = self._sph_starts[:, None] + np.arange(3)
-        self._sph_quat_cols = self._sph_starts[:, None] + np.arange(4)
+        self._sph_cols = sph_starts[:, None] + np.arange(3)
+        self._sph_wxyz_cols = sph_starts[:, None] + np.array([3, 0, 1, 2])  # pybullet stores xyzw
+        self._sph_pos = np.flatnonzero(is_sph)
+        self._rev_pos = np.flatnonzero(~is_sph)
+        self._sph_lim = self.torque_lim[is_sph]
+        self._rev_lim = self.torque_lim[~is_sph]
         self.kp_vec = np.zeros(self.size)
         self.kd_vec = np.zeros(self.size)
         for o, sph, kp, kd in zip(starts, self.is_sph, self.kp, self.kd):
             n = 3 if sph else 1
             self.kp_vec[o:o + n] = kp
             self.kd_vec[o:o + n] = kd
+        self._diag = np.arange(self.size)
         self._zero_acc = [0.0] * self.size
+        self._omega = np.zeros((len(sph_starts), 4))
+        self._err_from_pred = None
         self.last_torque_norms = np.zeros(len(self.joint_ids))
+
+    def set_targets(self, sph_quats, rev_angles):
+        super().set_targets(sph_quats, rev_angles)
+        # err = conj(pred) * target = R(target) C pred, one 4x4 matrix per joint for the whole decision
+        self._err_from_pred = math_util.quat_right_matrix(self.sph_targets) * math_util.quat_conj(np.ones(4))
 
     def calc_torques(self, timestep):
         """Unclamped stable-PD generalized forces (padded 43 layout, physics units) at the current state."""
-        body, client = self.sim_char.body, self.client
+        body, client, n = self.sim_char.body, self.client, self.size
         q, qd = self.sim_char.get_generalized_state()
-        q_arr = np.asarray(q)
-        mass = np.array(p.calculateMassMatrix(body, q, flags=1, physicsClientId=client))
+        mass = np.fromiter(chain.from_iterable(p.calculateMassMatrix(body, q, flags=1, physicsClientId=client)),
+                           float, n * n).reshape(n, n)
         bias = np.array(p.calculateInverseDynamics(body, q, qd.tolist(), self._zero_acc, flags=1,
                                                    physicsClientId=client))
-        err = np.zeros(self.size)
-        quats = math_util.quat_from_pybullet(q_arr[self._sph_quat_cols])
-        omega = np.concatenate([np.zeros((len(quats), 1)), qd[self._sph_cols]], axis=1)
-        predicted = math_util.quat_normalize(quats + (0.5 * timestep) * math_util.quat_mul(quats, omega))
-        err[self._sph_cols] = math_util.quat_to_exp_map(math_util.quat_mul(math_util.quat_conj(predicted),
-                                                                            self.sph_targets))
-        err[self._rev_starts] = self.rev_targets - (q_arr[self._rev_starts] + timestep * qd[self._rev_starts])
-        lhs = mass + np.diag(timestep * self.kd_vec)
-        acc = np.linalg.solve(lhs, self.kp_vec * err - self.kd_vec * qd - bias)
+        q_arr = np.asarray(q)
+        # spherical: predicted q' = q + dt/2 q (0, w_local), left unnormalised (the exp map is scale-free)
+        quats = q_arr[self._sph_wxyz_cols]
+        self._omega[:, 1:] = qd[self._sph_cols]
+        pred = quats + (0.5 * timestep) * (math_util.quat_left_matrix(quats) @ self._omega[..., None])[..., 0]
+        err_quat = (self._err_from_pred @ pred[..., None])[..., 0]
+        err = np.zeros(n)
+        err[self._sph_cols] = math_util.quat_to_exp_map(err_quat)
+        rs = self._rev_starts
+        err[rs] = self.rev_targets - (q_arr[rs] + timestep * qd[rs])
+        mass[self._diag, self._diag] += timestep * self.kd_vec
+        acc = np.linalg.solve(mass, self.kp_vec * err - self.kd_vec * qd - bias)
         return self.kp_vec * err - self.kd_vec * (qd + timestep * acc)
 
     def joint_torques(self, tau):
         """Per actuated joint: its torque vector (3) or scalar (1) out of the padded layout."""
         return [tau[o:o + 3] if sph else tau[o:o + 1] for o, sph in zip(self._starts, self.is_sph)]
 
+    def clamped_joint_forces(self, tau):
+        """DeepMimic's clamp (cSimBodyJoint::ClampTotalTorque): each joint's torque vector scaled down
+        to its limit by length; as per-joint lists for setJointMotorControlMultiDofArray."""
+        sph, rev = tau[self._sph_cols], tau[self._rev_starts]
+        sph_norm = np.sqrt(np.einsum("ij,ij->i", sph, sph))
+        rev_norm = np.abs(rev)
+        self.last_torque_norms[self._sph_pos] = sph_norm
+        self.last_torque_norms[self._rev_pos] = rev_norm
+        sph = sph * np.minimum(1.0, self._sph_lim / np.maximum(sph_norm, 1e-300))[:, None]
+        rev = rev * np.minimum(1.0, self._rev_lim / np.maximum(rev_norm, 1e-300))
+        forces = [None] * len(self.joint_ids)
+        for i, force in zip(self._sph_pos.tolist(), sph.tolist()):
+            forces[i] = force
+        for i, force in zip(self._rev_pos.tolist(), rev.tolist()):
+            forces[i] = [force]
+        return forces
+
     def apply(self, timestep):
-        forces = []
-        for i, torque in enumerate(self.joint_torques(self.calc_torques(timestep))):
-            norm = np.linalg.norm(torque)
-            self.last_torque_norms[i] = norm
-            lim = self.torque_lim[i]
-            forces.append((torque * (lim / norm) if norm > lim else torque).tolist())
-        p.setJointMotorControlMultiDofArray(self.sim_char.body, self.joint_ids, p.TORQUE_CONTROL, forces=forces,
+        p.setJointMotorControlMultiDofArray(self.sim_char.body, self.joint_ids, p.TORQUE_CONTROL,
+                                            forces=self.clamped_joint_forces(self.calc_torques(timestep)),
                                             physicsClientId=self.client)
 
 
