@@ -146,7 +146,11 @@ class ExactStablePD(StablePD):
         pred = quats + (0.5 * timestep) * (math_util.quat_left_matrix(quats) @ self._omega[..., None])[..., 0]
         err_quat = (self._err_from_pred @ pred[..., None])[..., 0]
         err = np.zeros(n)
-        err[self._sph_cols] = math_util.quat_to_exp_map(err_quat)
+        # exp map of err_quat the short way round (math_util.quat_to_exp_map, inlined: half the cost)
+        w, v = err_quat[:, 0], err_quat[:, 1:]
+        sin_half = np.sqrt((v * v).sum(axis=1))
+        angle = 2.0 * np.arctan2(sin_half, np.abs(w))
+        err[self._sph_cols] = v * np.copysign(angle / np.where(sin_half > 0.0, sin_half, 1.0), w)[:, None]
         rs = self._rev_starts
         err[rs] = self.rev_targets - (q_arr[rs] + timestep * qd[rs])
         mass[self._diag, self._diag] += timestep * self.kd_vec
