@@ -1,10 +1,13 @@
-"""The AMP observation (DeepMimic's cSceneImitateAMP::BuildAMPObs), deepmimic.md 4.2.
+"""The AMP observation (DeepMimic's cSceneImitateAMP::BuildAMPObs, deepmimic.md 4.2), over a window
+of N character states one decision apart (the AMP agent's DiscObsSteps; DeepMimic's pair is N = 2):
 
-    obs = [pose(t), pose(t - 1), vel(t), vel(t - 1)]
+    obs = [pose(t), pose(t - 1), ..., pose(t - N + 1), vel(t), vel(t - 1), ..., vel(t - N + 1)]
 
-from two character states one decision apart (the agent's current and previous-decision states,
-or a clip at t and t - 1/30 s). Both poses are expressed relative to the heading of the current
-pose: H = rotation by -heading(t) about y (heading = atan2(-z, x) of the root's local x axis).
+(the agent's current state and those it had at its previous decisions, or a clip at t, t - 1/30 s,
+...). Every pose is expressed relative to the heading of the newest one: H = rotation by
+-heading(t) about y (heading = atan2(-z, x) of the root's local x axis). With N = 2 this is
+DeepMimic's layout exactly; with N > 2 it is the windowed observation of DeepMimic's successor
+(amp-variants.md), in DeepMimic's per-frame features.
 
 pose(.) (71 for humanoid3d):
   root height: root y minus the ground height (1)
@@ -16,7 +19,7 @@ pose(.) (71 for humanoid3d):
 vel(.) (42): root linear then angular velocity (world, or H applied with local_root) (6), then each
   non-root joint's raw velocity: spherical -> its 3 local angular velocity components and a 0
   (DeepMimic stores them in 4 slots), revolute -> its angle rate (1), fixed -> nothing.
-humanoid3d: 2 * (1 + 6 + 8 * 6 + 4 + 4 * 3) + 2 * (6 + 8 * 4 + 4) = 2 * 71 + 2 * 42 = 226.
+humanoid3d: N * (1 + 6 + 8 * 6 + 4 + 4 * 3) + N * (6 + 8 * 4 + 4) = N * (71 + 42): 226 for N = 2.
 Normalisation: offset 0, scale 1, every entry in group 0 (per-dimension statistics).
 """
 import numpy as np
@@ -38,8 +41,11 @@ def heading_inverse_matrix(root_rot):
 
 
 class AMPObsBuilder:
-    def __init__(self, char_desc, local_root=False):
+    def __init__(self, char_desc, local_root=False, num_steps=2):
+        if isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 2:
+            raise ValueError(f"AMP observation window: {num_steps!r} frames, expected an integer >= 2")
         self.local_root = local_root
+        self.num_steps = num_steps
         self.kin = KinCharacter(char_desc)
         self.end_effectors = np.array([j.id for j in char_desc.joints if j.is_end_effector], dtype=int)
 
@@ -75,7 +81,7 @@ class AMPObsBuilder:
 
         self.pose_size = self._ee_start + 3 * len(self.end_effectors)
         self.vel_size = 6 + vel_at
-        self.size = 2 * (self.pose_size + self.vel_size)
+        self.size = num_steps * (self.pose_size + self.vel_size)
 
     @property
     def offset(self):
@@ -89,16 +95,19 @@ class AMPObsBuilder:
     def norm_groups(self):
         return np.full(self.size, int(NormGroup.Zero), dtype=np.int32)
 
-    def build(self, prev_pose, prev_vel, pose, vel, ground_height):
-        """The observation from the previous and current (pose, vel) and the ground height."""
-        to_heading = heading_inverse_matrix(pose[3:7])
-        body_pos, _ = self.kin.calc_body_world(np.stack([pose, prev_pose]))
+    def build(self, frames, ground_height):
+        """The observation of `frames`, num_steps (pose, vel) pairs newest first, above the ground."""
+        if len(frames) != self.num_steps:
+            raise ValueError(f"AMP observation: {len(frames)} frames for a window of {self.num_steps}")
+        poses = np.stack([pose for pose, _ in frames])
+        to_heading = heading_inverse_matrix(poses[0, 3:7])
+        body_pos, _ = self.kin.calc_body_world(poses)
         n_p, n_v = self.pose_size, self.vel_size
+        vel_start = self.num_steps * n_p
         obs = np.empty(self.size)
-        obs[0:n_p] = self._pose_obs(pose, body_pos[0], ground_height, to_heading)
-        obs[n_p:2 * n_p] = self._pose_obs(prev_pose, body_pos[1], ground_height, to_heading)
-        obs[2 * n_p:2 * n_p + n_v] = self._vel_obs(vel, to_heading)
-        obs[2 * n_p + n_v:] = self._vel_obs(prev_vel, to_heading)
+        for k, (pose, vel) in enumerate(frames):
+            obs[k * n_p:(k + 1) * n_p] = self._pose_obs(pose, body_pos[k], ground_height, to_heading)
+            obs[vel_start + k * n_v:vel_start + (k + 1) * n_v] = self._vel_obs(vel, to_heading)
         return obs
 
     def _pose_obs(self, pose, body_pos, ground_height, to_heading):

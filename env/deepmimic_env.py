@@ -173,3 +173,6 @@ class DeepMimicEnv(Env):
 
     def record_amp_obs_agent(self, agent_id):
         return self._agents().record_amp_obs_agent(agent_id)
+
+    def set_amp_obs_steps(self, num_steps):
+        self._agents().set_amp_obs_steps(num_steps)

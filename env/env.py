@@ -146,3 +146,7 @@ class Env(ABC):
         raise NotImplementedError("this scene records no AMP observations")
     def record_amp_obs_agent(self, agent_id: int) -> np.ndarray:
         raise NotImplementedError("this scene records no AMP observations")
+    def set_amp_obs_steps(self, num_steps: int) -> None:
+        """States one decision apart in an AMP observation (the AMP agent's DiscObsSteps; 2 by
+        default, DeepMimic's pair); the observation's size follows."""
+        raise NotImplementedError("this scene records no AMP observations")

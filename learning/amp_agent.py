@@ -9,16 +9,23 @@ Each training iteration:
 1. Discriminator: ceil(DiscStepsPerBatch * global buffer samples / (ranks * local batch)) steps,
    each on ceil(DiscBatchSize / ranks) expert and agent observations per rank (normalised by
    amp_obs_norm), momentum SGD through its own MPI solver, minimising
-       0.5 [mean 0.5 (D_e - 1)^2 + mean 0.5 (D_a + 1)^2]            (learning/amp_util.py)
+       DiscLoss "lsgan" (DeepMimic): 0.5 [mean 0.5 (D_e - 1)^2 + mean 0.5 (D_a + 1)^2]
+                "bce" (its successor): 0.5 [mean BCE(D_e, 1) + mean BCE(D_a, 0)]  (learning/amp_util.py)
        + DiscWeightDecay * sum_W l2(W)   (kernels of the trunk and the logit layer)
        + DiscLogitRegWeight * l2(logit kernel)
-       + DiscGradPenalty * 0.5 mean |dD_e / dx_e|^2                 (x_e normalised expert obs)
-   with l2(W) = 0.5 sum W^2.
-2. PPO (learning/ppo_agent.py) on rewards that replace the stored ones:
-       r = max(0, 1 - 0.25 (1 - D(agent obs))^2) * RewardScale
-   or, when the scene enables the task reward, (1 - TaskRewardLerp) r + TaskRewardLerp r_task.
-   The critic's values are clipped to [r_min, r_max] / (1 - gamma) of the rewards seen so far
-   (MPI-reduced); its targets to the range the rewards can take.
+       + DiscGradPenalty * 0.5 mean |dD_e / dx_e|^2      (x_e normalised expert obs; with
+         DiscGradPenaltyInputs "both", plus 0.5 mean |dD_a / dx_a|^2 of the agent's)
+   with l2(W) = 0.5 sum W^2. The agent half of a batch comes from the agent buffer, or with
+   DiscReplaySamples k: k from that buffer and the rest from the paths stored since the last update.
+2. PPO (learning/ppo_agent.py) on rewards that replace the stored ones, the style reward
+       lsgan: r = max(0, 1 - 0.25 (1 - D(agent obs))^2) * RewardScale
+       bce:   r = -log(max(1 - sigmoid(D(agent obs)), 1e-4)) * RewardScale
+   or, when the scene enables the task reward, (1 - TaskRewardLerp) r + TaskRewardLerp r_task
+   (DeepMimic), or DiscRewardWeight r + TaskRewardWeight r_task (its successor; without a task
+   DiscRewardWeight r). The critic's values are clipped to [r_min, r_max] / (1 - gamma) of the
+   rewards seen so far (MPI-reduced); its targets to the range the rewards can take.
+DiscObsSteps N: the scene's AMP observation is a window of N states one decision apart
+(env/amp_obs.py; 2 is DeepMimic's pair).
 
 Checkpoints add agent/main/disc/{trunk}, agent/main/disc/disc_logits/{kernel,bias} and
 agent/resource/amp_obs_norm/{count,mean,std}.
@@ -32,7 +39,7 @@ import util.mpi_util as mpi_util
 from env.env import Mode, Terminate
 from learning.agent_config import ConfigError, PPOAgentConfig, key
 from learning.amp_buffer import AMPObsBuffer
-from learning.amp_util import disc_accuracy, grad_penalty, lerp_reward, lsgan_loss, style_reward
+from learning.amp_util import DISC_LOSSES, STYLE_REWARDS, disc_accuracy, grad_penalty
 from learning.losses import weight_decay_loss
 from learning.nets.net import TF_OPS, Net, uniform_init
 from learning.nets.net_builder import NETS, build_net
@@ -53,7 +60,13 @@ DISC_LOG_COLUMNS = (("Disc_Loss", "loss"), ("Disc_Acc_Expert", "acc_expert"), ("
 
 @dataclass(frozen=True, kw_only=True)
 class AMPAgentConfig(PPOAgentConfig):
-    task_reward_lerp: float = key("TaskRewardLerp", 0.5)
+    task_reward_lerp: float = key("TaskRewardLerp", None)     # 0.5 unless the weights are given
+    task_reward_weight: float = key("TaskRewardWeight", None)
+    disc_reward_weight: float = key("DiscRewardWeight", None)
+    disc_obs_steps: int = key("DiscObsSteps", 2)
+    disc_loss: str = key("DiscLoss", "lsgan")
+    disc_grad_penalty_inputs: str = key("DiscGradPenaltyInputs", "expert")
+    disc_replay_samples: int = key("DiscReplaySamples", None)  # all from the agent buffer
     disc_net: str = key("DiscNet")
     disc_init_output_scale: float = key("DiscInitOutputScale", 1.0)
     disc_stepsize: float = key("DiscStepSize", 0.001)
@@ -71,8 +84,24 @@ class AMPAgentConfig(PPOAgentConfig):
         yield from super().problems()
         if self.disc_net not in NETS:
             yield "DiscNet", f"unknown net {self.disc_net!r} (known: {', '.join(sorted(NETS))})"
-        if not 0 <= self.task_reward_lerp <= 1:
+        weights_given = self.task_reward_weight is not None or self.disc_reward_weight is not None
+        if self.task_reward_lerp is not None and weights_given:
+            yield "TaskRewardLerp", "give either TaskRewardLerp or TaskRewardWeight / DiscRewardWeight, not both"
+        if self.task_reward_lerp is not None and not 0 <= self.task_reward_lerp <= 1:
             yield "TaskRewardLerp", f"must be in [0, 1], got {self.task_reward_lerp}"
+        for json_key, val in (("TaskRewardWeight", self.task_reward_weight),
+                              ("DiscRewardWeight", self.disc_reward_weight)):
+            if val is not None and val < 0:
+                yield json_key, f"must be >= 0, got {val}"
+        if self.disc_obs_steps < 2:
+            yield "DiscObsSteps", f"must be >= 2, got {self.disc_obs_steps}"
+        for json_key, val, known in (("DiscLoss", self.disc_loss, DISC_LOSSES),
+                                     ("DiscGradPenaltyInputs", self.disc_grad_penalty_inputs, ("expert", "both"))):
+            if val not in known:
+                yield json_key, f"is {val!r}, expected one of {', '.join(known)}"
+        if self.disc_replay_samples is not None and not 0 <= self.disc_replay_samples <= self.disc_batch_size:
+            yield "DiscReplaySamples", (f"must be in [0, DiscBatchSize = {self.disc_batch_size}], "
+                                        f"got {self.disc_replay_samples}")
         if not 0 <= self.disc_momentum < 1:
             yield "DiscMomentum", f"must be in [0, 1), got {self.disc_momentum}"
         for json_key, val in (("DiscStepSize", self.disc_stepsize), ("DiscInitOutputScale", self.disc_init_output_scale),
@@ -87,6 +116,20 @@ class AMPAgentConfig(PPOAgentConfig):
                               ("DiscGradPenalty", self.disc_grad_penalty)):
             if val < 0:
                 yield json_key, f"must be >= 0, got {val}"
+
+    def reward_weights(self):
+        """(style weight, task weight): TaskRewardLerp's (1 - w, w), else the two weights (defaults
+        1 and 0: pure imitation)."""
+        if self.task_reward_weight is None and self.disc_reward_weight is None:
+            lerp = 0.5 if self.task_reward_lerp is None else self.task_reward_lerp
+            return 1.0 - lerp, lerp
+        return (1.0 if self.disc_reward_weight is None else self.disc_reward_weight,
+                0.0 if self.task_reward_weight is None else self.task_reward_weight)
+
+    @property
+    def weighted(self):
+        """True when the reward weights (not TaskRewardLerp) combine the rewards."""
+        return self.task_reward_weight is not None or self.disc_reward_weight is not None
 
 
 class LogitHead(Net):
@@ -123,6 +166,7 @@ class AMPAgent(PPOAgent):
     def __init__(self, world, id, config):
         self.reward_min, self.reward_max = np.inf, -np.inf
         self.disc_reward_mean = self.disc_reward_std = 0.0
+        self._fresh_agent_obs = []      # agent observations stored since the last discriminator update
         super().__init__(world, id, config)
 
     def __str__(self):
@@ -137,15 +181,27 @@ class AMPAgent(PPOAgent):
         if self.get_amp_obs_size() <= 0:
             raise ConfigError(f"AgentType: AMP needs a scene with AMP observations "
                               "(imitate_amp, heading_amp, target_amp)")
-        self.local_disc_batch_size = int(np.ceil(config.disc_batch_size / mpi_util.size()))
+        self.env.set_amp_obs_steps(config.disc_obs_steps)
+        num_procs = mpi_util.size()
+        self.local_disc_batch_size = int(np.ceil(config.disc_batch_size / num_procs))
+        self.local_disc_replay_samples = (None if config.disc_replay_samples is None else
+                                          min(int(np.ceil(config.disc_replay_samples / num_procs)),
+                                              self.local_disc_batch_size))
         self.enable_amp_task_reward = self.env.enable_amp_task_reward()
+        self.style_reward_fn, style_peak = STYLE_REWARDS[config.disc_loss]
+        self.style_weight, self.task_weight = config.reward_weights()
         gamma = config.discount
-        style_min, style_max = 0.0, config.reward_scale
+        style_min, style_max = 0.0, style_peak * config.reward_scale
         if self.enable_amp_task_reward:
-            w = config.task_reward_lerp
-            style_min = lerp_reward(style_min, self.env.get_reward_min(self.id), w)
-            style_max = lerp_reward(style_max, self.env.get_reward_max(self.id), w)
+            style_min = self._combine_rewards(style_min, self.env.get_reward_min(self.id))
+            style_max = self._combine_rewards(style_max, self.env.get_reward_max(self.id))
+        elif config.weighted:
+            style_min, style_max = self.style_weight * style_min, self.style_weight * style_max
         self.val_min, self.val_max = style_min / (1 - gamma), style_max / (1 - gamma)
+
+    def _combine_rewards(self, style_r, task_r):
+        """The style and the task reward as the agent file weighs them (with a task)."""
+        return self.style_weight * style_r + self.task_weight * task_r
 
     def _build_normalizers(self):
         super()._build_normalizers()
@@ -179,15 +235,21 @@ class AMPAgent(PPOAgent):
     def _build_losses(self):
         super()._build_losses()
         cfg, disc, obs_spec = self.config, self.disc, self._amp_obs_spec()
+        disc_loss = DISC_LOSSES[cfg.disc_loss]
+        penalise_agent = cfg.disc_grad_penalty_inputs == "both"
 
         @tf.function(input_signature=[obs_spec, obs_spec])
         def disc_step(norm_expert, norm_agent):
             with tf.GradientTape() as tape:
-                with tf.GradientTape(watch_accessed_variables=False) as input_tape:
+                with tf.GradientTape(watch_accessed_variables=False, persistent=penalise_agent) as input_tape:
                     input_tape.watch(norm_expert)
                     logits_expert = disc(norm_expert)
-                logits_agent = disc(norm_agent)
-                loss = lsgan_loss(logits_expert, logits_agent)
+                    if penalise_agent:
+                        input_tape.watch(norm_agent)
+                        logits_agent = disc(norm_agent)
+                if not penalise_agent:
+                    logits_agent = disc(norm_agent)
+                loss = disc_loss(logits_expert, logits_agent)
                 if cfg.disc_weight_decay != 0:
                     loss += cfg.disc_weight_decay * weight_decay_loss(disc.trainable_variables)
                 if cfg.disc_logit_reg_weight != 0:
@@ -195,6 +257,8 @@ class AMPAgent(PPOAgent):
                 penalty = tf.constant(0.0)
                 if cfg.disc_grad_penalty != 0:
                     penalty = grad_penalty(logits_expert, norm_expert, input_tape)
+                    if penalise_agent:
+                        penalty += grad_penalty(logits_agent, norm_agent, input_tape)
                     loss += cfg.disc_grad_penalty * penalty
             acc_expert, acc_agent = disc_accuracy(logits_expert, logits_agent)
             info = {"loss": loss, "acc_expert": acc_expert, "acc_agent": acc_agent,
@@ -240,6 +304,8 @@ class AMPAgent(PPOAgent):
         if path_id >= 0:
             self.disc_expert_buffer.store(path.extras["amp_obs_expert"])
             self.disc_agent_buffer.store(path.extras["amp_obs_agent"])
+            if self.local_disc_replay_samples is not None:
+                self._fresh_agent_obs.append(np.asarray(path.extras["amp_obs_agent"], dtype=np.float32))
         return path_id
 
     def _record_normalizers(self, path):
@@ -270,30 +336,43 @@ class AMPAgent(PPOAgent):
         batch = self.local_disc_batch_size
         global_count = int(mpi_util.reduce_sum(self.replay_buffer.current_size()))
         num_steps = int(np.ceil(self.config.disc_steps_per_batch * global_count / (mpi_util.size() * batch)))
+        fresh = np.concatenate(self._fresh_agent_obs) if self._fresh_agent_obs else None
+        self._fresh_agent_obs = []
         totals = {}
         for _ in range(num_steps):
             info, grads = self._disc_step(self._norm_amp_obs(self.disc_expert_buffer.sample(batch)),
-                                          self._norm_amp_obs(self.disc_agent_buffer.sample(batch)))
+                                          self._norm_amp_obs(self._sample_disc_agent_obs(batch, fresh)))
             self.disc_solver.update(grads)
             for k, v in info.items():
                 totals[k] = totals.get(k, 0.0) + float(v)
         return {k: v / max(num_steps, 1) for k, v in totals.items()}
+
+    def _sample_disc_agent_obs(self, n, fresh):
+        """n agent observations: all from the agent buffer, or with DiscReplaySamples k, k from it
+        and n - k from `fresh` (the paths stored since the last update; the buffer without any)."""
+        replay = self.local_disc_replay_samples
+        if replay is None or fresh is None or len(fresh) == 0:
+            return self.disc_agent_buffer.sample(n)
+        newest = fresh[np.random.randint(0, len(fresh), size=n - replay)]
+        return np.concatenate([newest, self.disc_agent_buffer.sample(replay)]) if replay else newest
 
     def calc_disc_logits(self, amp_obs):
         """Logits (float64) of raw AMP observations (batch, obs_size)."""
         return self._disc_logits(self._norm_amp_obs(amp_obs)).numpy().astype(np.float64)
 
     def _fetch_batch_rewards(self, idx):
-        """Style rewards of the slots idx from the updated discriminator (lerped with the stored
+        """Style rewards of the slots idx from the updated discriminator (combined with the stored
         task rewards when the scene has a task); also updates the seen reward range."""
-        style_r = style_reward(self.calc_disc_logits(self.replay_buffer.get("amp_obs_agent", idx)),
-                               self.config.reward_scale)
+        style_r = self.style_reward_fn(self.calc_disc_logits(self.replay_buffer.get("amp_obs_agent", idx)),
+                                       self.config.reward_scale)
         valid = ~self.replay_buffer.is_path_end(idx)
         self.disc_reward_mean = float(np.mean(style_r[valid]))
         self.disc_reward_std = float(np.std(style_r[valid]))
         rewards = style_r
         if self.enable_amp_task_reward:
-            rewards = lerp_reward(style_r, super()._fetch_batch_rewards(idx), self.config.task_reward_lerp)
+            rewards = self._combine_rewards(style_r, super()._fetch_batch_rewards(idx))
+        elif self.config.weighted:
+            rewards = self.style_weight * style_r
         bounds = mpi_util.reduce_min(np.array([min(self.reward_min, rewards[valid].min()),
                                                -max(self.reward_max, rewards[valid].max())]))
         self.reward_min, self.reward_max = float(bounds[0]), float(-bounds[1])

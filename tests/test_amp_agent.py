@@ -68,6 +68,10 @@ class PointMassAMPEnv(PointMassEnv):
     def enable_amp_task_reward(self):
         return self.task_reward
 
+    def set_amp_obs_steps(self, num_steps):
+        if num_steps != 2:
+            raise ValueError(f"the point mass's AMP observation is a pair, not {num_steps} states")
+
     def get_amp_obs_size(self):
         return 8
 
@@ -100,7 +104,9 @@ AMP_KEYS = {
 
 
 def write_amp_agent_file(path, **overrides):
-    path.write_text(json.dumps({**TOY_AGENT, **AMP_KEYS, **overrides}, indent=1))
+    """The toy AMP agent file with `overrides`; an override of None leaves its key out."""
+    data = {**TOY_AGENT, **AMP_KEYS, **overrides}
+    path.write_text(json.dumps({k: v for k, v in data.items() if v is not None}, indent=1))
     return path
 
 
@@ -152,6 +158,16 @@ def disc_agent(tmp_path, **overrides):
     return world.agents[0]
 
 
+def step_linear_disc(agent):
+    """The discriminator step with D(x) = (3, 4, 0...) . x + 0.5 on expert e1, e2 and agent -e1, -e2."""
+    kernel = np.zeros((8, 1), np.float32)
+    kernel[:2, 0] = (3, 4)
+    agent.disc.logit_kernel.assign(kernel)
+    agent.disc.variables["agent/main/disc/disc_logits/bias"].assign([0.5])
+    eye = np.eye(8, dtype=np.float32)[:2]
+    return agent._disc_step(tf.constant(eye), tf.constant(-eye))
+
+
 def test_disc_loss_and_gradients_by_hand(tmp_path):
     """D(x) = w . x + b on 8-d inputs, w = (3, 4, 0...), b = 0.5.
     Expert x: e1, e2 -> D = 3.5, 4.5; agent x: -e1, -e2 -> D = -2.5, -3.5.
@@ -162,12 +178,7 @@ def test_disc_loss_and_gradients_by_hand(tmp_path):
     dL/dw = 0.5 [mean((D_e - 1) x_e) + mean((D_a + 1) x_a)] + (0.1 + 0.05 + 10) w
           = (1.0, 1.5) + 10.15 (3, 4) = (31.45, 42.1)."""
     agent = disc_agent(tmp_path, DiscWeightDecay=0.1, DiscLogitRegWeight=0.05, DiscGradPenalty=10)
-    kernel = np.zeros((8, 1), np.float32)
-    kernel[:2, 0] = (3, 4)
-    agent.disc.logit_kernel.assign(kernel)
-    agent.disc.variables["agent/main/disc/disc_logits/bias"].assign([0.5])
-    eye = np.eye(8, dtype=np.float32)[:2]
-    info, grads = agent._disc_step(tf.constant(eye), tf.constant(-eye))
+    info, grads = step_linear_disc(agent)
     assert float(info["loss"]) == pytest.approx(130.25)
     assert float(info["grad_penalty"]) == pytest.approx(12.5)
     assert float(info["acc_expert"]) == 1.0 and float(info["acc_agent"]) == 1.0
@@ -296,6 +307,13 @@ def test_task_reward_lerp_and_value_bounds(tmp_path):
     agent = world.agents[0]
     # targets clipped to what lerped rewards can reach: 0.5 [0, 2] + 0.5 [0, 1]
     assert (agent.val_min, agent.val_max) == pytest.approx((0.0, 1.5 / 0.1))
+    train_checking_rewards(world, 2, style_weight=0.5, task_weight=0.5)
+
+
+def train_checking_rewards(world, iters, style_weight, task_weight):
+    """Trains `iters` iterations checking each batch's rewards: style_weight times the style
+    reward (scale 2) plus task_weight times the stored task reward, inside the seen range."""
+    agent = world.agents[0]
     checked = []
     fetch = agent._fetch_batch_rewards
 
@@ -303,14 +321,14 @@ def test_task_reward_lerp_and_value_bounds(tmp_path):
         rewards = fetch(idx)
         style = style_reward(agent.calc_disc_logits(agent.replay_buffer.get("amp_obs_agent", idx)), 2.0)
         task = agent.replay_buffer.get("rewards", idx)
-        np.testing.assert_allclose(rewards, 0.5 * style + 0.5 * task)
+        np.testing.assert_allclose(rewards, style_weight * style + task_weight * task)
         valid = ~agent.replay_buffer.is_path_end(idx)
         assert agent.reward_min <= rewards[valid].min() and agent.reward_max >= rewards[valid].max()
         checked.append(True)
         return rewards
 
     agent._fetch_batch_rewards = fetch_and_check
-    while agent.iter < 2:
+    while agent.iter < iters:
         update_world(world, 1 / 60)
     assert checked
 
@@ -319,3 +337,84 @@ def test_amp_agent_needs_amp_observations(tmp_path):
     agent_file = write_amp_agent_file(tmp_path / "a.txt")
     with pytest.raises(ConfigError, match="a.txt: AgentType: AMP needs a scene with AMP observations"):
         RLWorld(PointMassEnv(seed=0), toy_args(agent_file))
+
+
+# ---- the successor's variants (amp-variants.md): BCE, penalty on both inputs, weights, replay ----
+
+def test_bce_loss_reward_and_both_input_penalty_by_hand(tmp_path):
+    """D(x) = w . x + b, w = (3, 4, 0...), b = 0.5; expert e1, e2 -> D = 3.5, 4.5; agent -e1, -e2
+    -> D = -2.5, -3.5. BCE = 0.5 [mean softplus(-D_e) + mean softplus(D_a)]; with "both" the
+    penalty is 0.5 |w|^2 for each input kind: 25."""
+    agent = disc_agent(tmp_path, DiscLoss="bce", DiscGradPenaltyInputs="both", DiscWeightDecay=0,
+                       DiscLogitRegWeight=0, DiscGradPenalty=2)
+    info, grads = step_linear_disc(agent)
+    softplus = lambda x: np.log1p(np.exp(x))  # noqa: E731
+    bce = 0.5 * (np.mean(softplus(-np.array([3.5, 4.5]))) + np.mean(softplus(np.array([-2.5, -3.5]))))
+    assert float(info["grad_penalty"]) == pytest.approx(25.0)
+    assert float(info["loss"]) == pytest.approx(bce + 2 * 25.0, rel=1e-6)
+    sig = lambda x: 1 / (1 + np.exp(-x))  # noqa: E731
+    # dBCE/db = 0.5 [mean(s(D_e) - 1) + mean(s(D_a))]
+    grad_b = 0.5 * (np.mean(sig(np.array([3.5, 4.5])) - 1) + np.mean(sig(np.array([-2.5, -3.5]))))
+    np.testing.assert_allclose(grads[1].numpy(), [grad_b], rtol=1e-5)
+    # reward -log(max(1 - s(D), 1e-4)) * 2: log 2 at D = 0, capped at -log(1e-4) for large D
+    logits = np.array([-30.0, 0.0, 2.0, 30.0])
+    expected = -np.log(np.maximum(1 - sig(logits), 1e-4)) * 2
+    np.testing.assert_allclose(expected[1], 2 * np.log(2))
+    np.testing.assert_allclose(agent.style_reward_fn(logits, 2.0), expected, rtol=1e-12, atol=1e-12)
+    assert agent.val_max == pytest.approx(-np.log(1e-4) * 2 / (1 - agent.config.discount))
+
+
+def test_explicit_defaults_give_the_same_step(tmp_path):
+    """An agent file that spells out DeepMimic's choices (LSGAN, penalty on expert inputs, pairs,
+    TaskRewardLerp 0.5) takes exactly the step of one that leaves them out."""
+    batches = [tf.constant(np.random.default_rng(k).normal(size=(16, 8)), tf.float32) for k in range(2)]
+    results = []
+    for name, extra in (("implicit", {}), ("explicit", {"DiscLoss": "lsgan", "DiscGradPenaltyInputs": "expert",
+                                                         "DiscObsSteps": 2, "TaskRewardLerp": 0.5})):
+        seed_rank(3)
+        (tmp_path / name).mkdir()
+        agent = disc_agent(tmp_path / name, DiscNet=SMALL_NET, **extra)
+        info, grads = agent._disc_step(*batches)
+        results.append((float(info["loss"]), [g.numpy() for g in grads], agent.style_weight, agent.task_weight))
+    assert results[0][0] == results[1][0]
+    for a, b in zip(results[0][1], results[1][1]):
+        np.testing.assert_array_equal(a, b)
+    assert results[0][2:] == results[1][2:] == (0.5, 0.5)
+
+
+def test_reward_weights(tmp_path):
+    """DiscRewardWeight r_style + TaskRewardWeight r_task, with the value range to match; refused
+    beside TaskRewardLerp; without a task only the style weight applies."""
+    seed_rank(8)
+    world = make_world(tmp_path, env=PointMassAMPEnv(seed=4, task_reward=True), TestEpisodes=0, Discount=0.9,
+                       TaskRewardLerp=None, TaskRewardWeight=0.25, DiscRewardWeight=2.0)
+    agent = world.agents[0]
+    assert (agent.style_weight, agent.task_weight) == (2.0, 0.25)
+    assert (agent.val_min, agent.val_max) == pytest.approx((0.0, (2.0 * 2 + 0.25 * 1) / 0.1))
+    train_checking_rewards(world, 1, style_weight=2.0, task_weight=0.25)
+    (tmp_path / "b").mkdir()
+    alone = make_world(tmp_path / "b", TestEpisodes=0, Discount=0.9, TaskRewardLerp=None, DiscRewardWeight=0.5)
+    assert (alone.agents[0].style_weight, alone.agents[0].val_max) == (0.5, pytest.approx(0.5 * 2 / 0.1))
+    with pytest.raises(ConfigError, match="e.txt: TaskRewardLerp: give either TaskRewardLerp or"):
+        load_agent_config(write_amp_agent_file(tmp_path / "e.txt", TaskRewardWeight=1.0))
+    for name, key_val, message in (("f", {"DiscLoss": "wgan"}, "DiscLoss: is 'wgan', expected one of lsgan, bce"),
+                                   ("g", {"DiscObsSteps": 1}, "DiscObsSteps: must be >= 2"),
+                                   ("h", {"DiscReplaySamples": 65}, r"DiscReplaySamples: must be in \[0, DiscBatch"),
+                                   ("i", {"DiscGradPenaltyInputs": "agent"}, "DiscGradPenaltyInputs: is 'agent'")):
+        with pytest.raises(ConfigError, match=f"{name}.txt: {message}"):
+            load_agent_config(write_amp_agent_file(tmp_path / f"{name}.txt", **key_val))
+
+
+def test_disc_replay_mix(tmp_path):
+    """DiscReplaySamples 16 of a 64 batch: 16 agent observations from the buffer, 48 from the
+    paths stored since the last update; without the key all 64 from the buffer."""
+    np.random.seed(0)
+    agent = disc_agent(tmp_path, DiscReplaySamples=16)
+    agent.disc_agent_buffer.store(np.zeros((100, 8)))
+    fresh = np.ones((30, 8), np.float32)
+    batch = agent._sample_disc_agent_obs(64, fresh)
+    assert batch.shape == (64, 8) and int(batch[:, 0].sum()) == 48
+    (tmp_path / "b").mkdir()
+    plain = disc_agent(tmp_path / "b")
+    plain.disc_agent_buffer.store(np.zeros((100, 8)))
+    assert plain._sample_disc_agent_obs(64, fresh)[:, 0].sum() == 0

@@ -1,4 +1,6 @@
-"""A short AMP training run of the humanoid (imitate_amp, walk) under `mpiexec -n 2`.
+"""A short AMP training run of the humanoid (imitate_amp, walk) under `mpiexec -n 2`, with
+DeepMimic's discriminator and with its successor's variant (a window of 4 states, BCE, the
+gradient penalty on both inputs, replayed agent observations).
 
 The test launches this module as a script on 2 ranks; each rank trains the same world for
 ITERS iterations, then rank 0 checks that every solver's parameters are identical on both ranks
@@ -24,9 +26,12 @@ AMP_COLUMNS = ["Disc_Loss", "Disc_Acc_Expert", "Disc_Acc_Agent", "Disc_Stepsize"
 AGENT_OVERRIDES = {"ActorNet": "fc_2layers_32units", "CriticNet": "fc_2layers_32units", "BatchSize": 512,
                    "MiniBatchSize": 128, "ReplayBufferSize": 20000, "DiscStepSize": 0.001,
                    "TestEpisodes": 0, "OutputIters": 1000}
+VARIANTS = {"deepmimic": {},
+            "window4_bce": {"DiscObsSteps": 4, "DiscLoss": "bce", "DiscGradPenaltyInputs": "both",
+                            "DiscReplaySamples": 64}}
 
 
-def run_rank(out_dir):
+def run_rank(out_dir, variant):
     """One rank's training run (called under mpiexec)."""
     import util.mpi_util as mpi_util
     from learning.rl_world import RLWorld, update_world
@@ -42,7 +47,7 @@ def run_rank(out_dir):
     agent_data = json.loads((ROOT / "data/agents/ct_agent_humanoid_amp.txt").read_text())
     agent_file = out_dir / "agent.txt"
     if mpi_util.is_root():
-        agent_file.write_text(json.dumps({**agent_data, **AGENT_OVERRIDES}))
+        agent_file.write_text(json.dumps({**agent_data, **AGENT_OVERRIDES, **VARIANTS[variant]}))
     mpi_util.bcast(np.zeros(1))     # the file exists before any rank reads it
     args = load_args(["--arg_file", WALK_ARGS, "--agent_files", str(agent_file),
                       "--output_path", str(out_dir), "--int_output_path", ""])
@@ -56,7 +61,7 @@ def run_rank(out_dir):
     if mpi_util.is_root():
         summary = {"ranks": len(gathered), "num_params": int(params.size),
                    "max_param_diff": float(max(np.abs(g - gathered[0]).max() for g in gathered)),
-                   "samples": agent.total_sample_count}
+                   "samples": agent.total_sample_count, "amp_obs_size": int(agent.get_amp_obs_size())}
         (out_dir / "summary.json").write_text(json.dumps(summary))
     world.shutdown()
 
@@ -68,19 +73,21 @@ def read_log(path):
 
 @pytest.mark.slow
 @pytest.mark.mpi
-def test_amp_humanoid_two_ranks(tmp_path):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_amp_humanoid_two_ranks(tmp_path, variant):
     mpiexec = Path(sys.executable).parent / "mpiexec"
     cmd = [str(mpiexec), "-n", "2", "--oversubscribe", "--bind-to", "none"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    result = subprocess.run(cmd + [sys.executable, "-m", "tests.test_amp_mpi", str(tmp_path)], cwd=ROOT,
+    result = subprocess.run(cmd + [sys.executable, "-m", "tests.test_amp_mpi", str(tmp_path), variant], cwd=ROOT,
                             env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["ranks"] == 2 and summary["max_param_diff"] == 0.0
+    assert summary["amp_obs_size"] == VARIANTS[variant].get("DiscObsSteps", 2) * 113
 
     header, rows = read_log(tmp_path / "agent0_log.txt")
     assert header[-len(AMP_COLUMNS):] == AMP_COLUMNS and len(rows) == ITERS
@@ -92,4 +99,4 @@ def test_amp_humanoid_two_ranks(tmp_path):
 
 
 if __name__ == "__main__":
-    run_rank(Path(sys.argv[1]))
+    run_rank(Path(sys.argv[1]), sys.argv[2])

@@ -91,7 +91,7 @@ def test_obs_of_a_known_pose_pair(desc, local_root):
     pose = make_pose(desc, [1.0, 0.9, 2.0], 0.7, chest_z=chest_z, right_knee=knee, left_elbow=elbow)
     prev_pose = make_pose(desc, [0.9, 0.85, 2.1], 0.6)
     vel, prev_vel = np.arange(1.0, 35.0), -np.arange(1.0, 35.0)
-    obs = builder.build(prev_pose, prev_vel, pose, vel, ground)
+    obs = builder.build([(pose, vel), (prev_pose, prev_vel)], ground)
 
     # current pose: heading 0.7 removed, so the end effectors are in the root's frame
     root_nt = [0, 1, 0, 1, 0, 0] if local_root else [0, 1, 0, np.cos(0.7), 0, -np.sin(0.7)]
@@ -125,13 +125,33 @@ def test_obs_is_invariant_to_heading_and_position_with_local_root(desc):
         return p, v
 
     builder = AMPObsBuilder(desc, local_root=True)
-    a = builder.build(prev_pose, vel, pose, vel, 0.0)
-    b = builder.build(*moved(prev_pose, vel), *moved(pose, vel), 0.0)
+    a = builder.build([(pose, vel), (prev_pose, vel)], 0.0)
+    b = builder.build([moved(pose, vel), moved(prev_pose, vel)], 0.0)
     np.testing.assert_allclose(a, b, atol=1e-12)
-    world = AMPObsBuilder(desc, local_root=False).build(*moved(prev_pose, vel), *moved(pose, vel), 0.0)
+    world = AMPObsBuilder(desc, local_root=False).build([moved(pose, vel), moved(prev_pose, vel)], 0.0)
     root_cols = np.r_[1:7, 72:78, 142:148, 184:190]
     assert np.abs(world[root_cols] - b[root_cols]).max() > 0.1
     np.testing.assert_allclose(np.delete(world, root_cols), np.delete(b, root_cols), atol=1e-12)
+
+
+def test_window_of_four_frames_extends_the_pair(desc):
+    """N frames: N pose parts then N velocity parts, every pose seen from the newest heading; the
+    pair's observation (N = 2) is the window's first two pose and velocity parts."""
+    frames = [(make_pose(desc, [0.1 * k, 0.9 - 0.01 * k, 0.0], 0.7 - 0.1 * k, right_knee=-0.2 * k),
+               np.linspace(-1, 1, 34) * (k + 1)) for k in range(4)]
+    window = AMPObsBuilder(desc, local_root=True, num_steps=4)
+    pair = AMPObsBuilder(desc, local_root=True)
+    assert window.size == 4 * (71 + 42) == 452
+    obs = window.build(frames, 0.0)
+    two = pair.build(frames[:2], 0.0)
+    np.testing.assert_array_equal(obs[0:142], two[0:142])
+    np.testing.assert_array_equal(obs[284:368], two[142:226])
+    # the oldest frame: its own pose part equals a pair built with it as the older frame
+    np.testing.assert_allclose(obs[213:284], pair.build([frames[0], frames[3]], 0.0)[71:142], atol=1e-12)
+    with pytest.raises(ValueError, match="3 frames for a window of 4"):
+        window.build(frames[:3], 0.0)
+    with pytest.raises(ValueError, match="expected an integer >= 2"):
+        AMPObsBuilder(desc, num_steps=1)
 
 
 def naive_alignment(cost):

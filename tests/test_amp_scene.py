@@ -63,22 +63,27 @@ def place(scene, pose, vel):
     scene._touch()
 
 
-def test_expert_obs_equals_agent_obs_on_the_clip(walk_env):
-    """The character placed on the clip at t - 1/30 (a decision) and then at t gives the expert's
-    observation of the clip at t, with world or local root."""
+@pytest.mark.parametrize("num_steps", [2, 4])
+def test_expert_obs_equals_agent_obs_on_the_clip(walk_env, num_steps):
+    """The character placed on the clip at decisions t - (N - 1)/30, ..., t - 1/30 and then at t
+    gives the expert's observation window of the clip at t, with world or local root."""
     scene = walk_env.scene
+    scene.set_amp_obs_steps(num_steps)
+    assert walk_env.get_amp_obs_size() == num_steps * 113
     motion = scene.motion
     scene.kin_char.origin_pos = np.zeros(3)       # the reference origin on the ground
     for local_root in (False, True):
         scene.amp_obs.local_root = local_root
         for t in (0.013, 0.5, motion.duration - 0.01):
-            prev_t = t - 1 / 30
-            place(scene, motion.calc_frame(prev_t), motion.calc_vel(prev_t))
-            scene.new_action_update()
+            for k in range(num_steps - 1, 0, -1):
+                place(scene, motion.calc_frame(t - k / 30), motion.calc_vel(t - k / 30))
+                scene.new_action_update()
             place(scene, motion.calc_frame(t), motion.calc_vel(t))
             agent = scene.record_amp_obs_agent(0)
             expert = scene.calc_expert_obs(motion, t)
+            assert agent.shape == (num_steps * 113,)
             np.testing.assert_allclose(agent, expert, rtol=0, atol=1e-9)
+    scene.set_amp_obs_steps(2)
     walk_env.reset()
 
 
@@ -91,21 +96,28 @@ def test_random_expert_obs_comes_from_the_clip(walk_env):
     np.testing.assert_array_equal(obs, scene.calc_expert_obs(scene.motion, t))
 
 
-def test_agent_obs_history_is_the_previous_decision(walk_env):
-    """At reset the history is the reference one decision earlier; after each decision, the
-    update saves the pose the decision was taken in."""
+def test_agent_obs_history_is_the_previous_decisions(walk_env):
+    """At reset the history is the reference one, two, ... decisions earlier; after each decision,
+    the update saves the pose the decision was taken in, newest first."""
     env = walk_env
-    env.reset()
     scene = env.scene
+    scene.set_amp_obs_steps(3)
+    env.reset()
     t0 = scene.ctrl.time
-    np.testing.assert_allclose(scene.prev_pose[7:], scene.motion.calc_frame(t0 - 1 / 30)[7:], atol=1e-12)
+    assert len(scene.amp_hist) == 2
+    for k, (pose, _) in enumerate(scene.amp_hist, start=1):
+        np.testing.assert_allclose(pose[7:], scene.motion.calc_frame(t0 - k / 30)[7:], atol=1e-12)
     pose1 = scene.sim_pose_vel()[0].copy()
     step_decision(env)
-    np.testing.assert_array_equal(scene.prev_pose, pose1)
+    np.testing.assert_array_equal(scene.amp_hist[0][0], pose1)
     pose2 = scene.sim_pose_vel()[0].copy()
     env.set_action(0, np.zeros(env.get_action_size(0)))
     env.update(scene.update_timestep)
-    np.testing.assert_array_equal(scene.prev_pose, pose2)
+    assert len(scene.amp_hist) == 2
+    np.testing.assert_array_equal(scene.amp_hist[0][0], pose2)
+    np.testing.assert_array_equal(scene.amp_hist[1][0], pose1)
+    scene.set_amp_obs_steps(2)
+    env.reset()
 
 
 def test_training_reward_is_zero_and_only_falls_terminate(walk_env):

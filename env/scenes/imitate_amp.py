@@ -8,10 +8,12 @@ Differences from `imitate` (deepmimic.md 4.1, 4.2):
   longest length (ceil(30 x the longest time limit) + 2). Samples, at reset and at every
   decision of a test episode: (0, root height, 0) and every other joint's world position minus
   the root's, for the simulated and for the reference character;
-- AMP observations (env/amp_obs.py): the agent's from the current simulated state and the one
-  saved at the previous decision (initialised at reset from the reference at time - 1/30 s);
-  the expert's from a clip picked by weight, at t uniform in [0, duration] and t - 1/30 s, with
-  the root height taken above the reference origin.
+- AMP observations (env/amp_obs.py) over a window of N states one decision apart (N = 2,
+  DeepMimic's pair, unless the AMP agent's DiscObsSteps sets it with set_amp_obs_steps): the
+  agent's from the current simulated state and those saved at its N - 1 previous decisions (at a
+  reset, the reference at time - 1/30 s, time - 2/30 s, ...); the expert's from a clip picked by
+  weight, at t uniform in [0, duration] and t - 1/30 s, ..., with the root height taken above the
+  reference origin.
 
 Args on top of imitate's: kin_ctrl (motion: motion_file is one clip, the default; clips:
 motion_file is a dataset, see MotionSet), enable_amp_obs_local_root (default false),
@@ -19,6 +21,7 @@ enable_test_time_warp (default true). With clips, each reset plays a clip picked
 """
 import copy
 import math
+from collections import deque
 
 import numpy as np
 
@@ -93,7 +96,8 @@ class ImitateAMPScene(ImitateScene):
         self._activate_motion(self.motion_set.motions[0])
 
         self.amp_obs = AMPObsBuilder(self.char_desc, args.parse_bool("enable_amp_obs_local_root", False))
-        self.prev_pose, self.prev_vel = self.sim_char.get_state()
+        self.amp_hist = deque()     # (pose, vel) at the previous decisions, newest first
+        self._init_hist()
         self.time_warper = None
         if args.parse_bool("enable_test_time_warp", True) and self.supports_time_warp():
             max_time = max(self.timer_params.time_max, self.timer_params_end.time_max)
@@ -134,14 +138,20 @@ class ImitateAMPScene(ImitateScene):
         if self._time_warp_active():
             self._update_time_warper()
 
+    def set_amp_obs_steps(self, num_steps):
+        """The AMP observation window: num_steps states one decision apart (>= 2)."""
+        self.amp_obs = AMPObsBuilder(self.char_desc, self.amp_obs.local_root, num_steps)
+        self._init_hist()
+
     def _init_hist(self):
-        prev_time = self.ctrl.time - self.ctrl.update_period
-        self.prev_pose = self.kin_char.calc_pose(prev_time)
-        self.prev_vel = self.kin_char.calc_vel(prev_time)
+        dt = self.ctrl.update_period
+        times = [self.ctrl.time - k * dt for k in range(1, self.amp_obs.num_steps)]
+        self.amp_hist = deque(((self.kin_char.calc_pose(t), self.kin_char.calc_vel(t)) for t in times),
+                              maxlen=self.amp_obs.num_steps - 1)
 
     def _update_hist(self):
         pose, vel = self.sim_pose_vel()
-        self.prev_pose, self.prev_vel = pose.copy(), vel.copy()
+        self.amp_hist.appendleft((pose.copy(), vel.copy()))
 
     # ---- AMP observations ------------------------------------------------------------------
 
@@ -161,19 +171,18 @@ class ImitateAMPScene(ImitateScene):
         return self.amp_obs.norm_groups
 
     def record_amp_obs_agent(self, agent_id=0):
-        pose, vel = self.sim_pose_vel()
-        return self.amp_obs.build(self.prev_pose, self.prev_vel, pose, vel, self.world.ground_height)
+        return self.amp_obs.build([self.sim_pose_vel(), *self.amp_hist], self.world.ground_height)
 
     def record_amp_obs_expert(self, agent_id=0):
         motion = self.motion_set.sample(self.rng)
         return self.calc_expert_obs(motion, self.rng.uniform(0.0, motion.duration))
 
     def calc_expert_obs(self, motion, time):
-        """The expert observation of `motion` at `time` and one decision earlier, in the clip's
-        own coordinates, the root height taken above the reference origin."""
-        prev_time = time - self.ctrl.update_period
-        return self.amp_obs.build(motion.calc_frame(prev_time), motion.calc_vel(prev_time),
-                                  motion.calc_frame(time), motion.calc_vel(time), self.kin_char.origin_pos[1])
+        """The expert observation of `motion` at `time` and the window's earlier decisions, in the
+        clip's own coordinates, the root height taken above the reference origin."""
+        times = [time - k * self.ctrl.update_period for k in range(self.amp_obs.num_steps)]
+        return self.amp_obs.build([(motion.calc_frame(t), motion.calc_vel(t)) for t in times],
+                                  self.kin_char.origin_pos[1])
 
     # ---- termination and reward ----------------------------------------------------------
 

@@ -239,6 +239,9 @@ class RLSceneSimChar(Scene):
     def record_amp_obs_agent(self, agent_id=0):
         raise NotImplementedError(f"scene {self.name} records no AMP observations")
 
+    def set_amp_obs_steps(self, num_steps):
+        raise NotImplementedError(f"scene {self.name} records no AMP observations")
+
     def set_action(self, agent_id, action):
         self.ctrl.set_action(action)
 
