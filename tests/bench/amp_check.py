@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.bench.amp_check [--samples 150000] [--num_workers 2] [--output DIR]
         [--seed 1] [--episodes 16] [--episode_time 4] [--json FILE] [--eval_only]
+        [--agent_set KEY=JSON ...]    (e.g. --agent_set DiscObsSteps=4 --agent_set 'DiscLoss="bce"')
 
 1. Training as tests/bench/learning_check.py does it, with args/train_amp_humanoid3d_walk_args.txt
    (imitate_amp on the walk clip, data/agents/ct_agent_humanoid_amp.txt) for --samples samples.
@@ -11,7 +12,8 @@
    The agent's AMP observations are recorded as in training (one per decision from the second
    on, plus one at the episode's end) and scored by the TRAINED discriminator (the checkpoint's
    disc and amp_obs_norm, loaded after the rollouts in the untrained policy's process):
-       style reward r = max(0, 1 - 0.25 (1 - D)^2) x RewardScale    (in [0, RewardScale])
+       style reward r = max(0, 1 - 0.25 (1 - D)^2) x RewardScale    (lsgan, in [0, RewardScale];
+                        bce: -log(max(1 - sigmoid(D), 1e-4)) x RewardScale)
    reported per step (mean over all transitions) and as the mean of the per-episode means,
    with the episodes' lengths and falls. For scale: the same discriminator's reward on expert
    observations drawn from the clip (2048 samples).
@@ -59,7 +61,6 @@ def eval_worker(spec):
 
     import numpy as np
 
-    from learning.amp_util import style_reward
     from learning.evaluate import evaluate
 
     world = lc.build_eval_world({**spec, "extra_args": ["--enable_test_time_warp", "false"]})
@@ -73,7 +74,7 @@ def eval_worker(spec):
             agent.load_model(spec["disc_model"])
 
         def rewards_of(obs):
-            return style_reward(agent.calc_disc_logits(np.asarray(obs)), agent.config.reward_scale)
+            return agent.style_reward_fn(agent.calc_disc_logits(np.asarray(obs)), agent.config.reward_scale)
 
         per_episode = [rewards_of(obs) for obs in captured]
         expert = rewards_of([world.env.record_amp_obs_expert(0) for _ in range(EXPERT_SAMPLES)])
@@ -122,7 +123,8 @@ def format_report(result):
              + (f", {t['samples_per_s_steady']:.1f} samples/s steady" if "samples_per_s_steady" in t else ""),
              "discriminator over the iterations (log):", *format_disc_rows(t),
              format_policy("untrained", ev["untrained"]), format_policy("trained", ev["trained"]),
-             f"expert observations under the same discriminator: {ev['trained']['expert_style_reward']:.4f}",
+             f"expert observations under the same discriminator: {ev['trained']['expert_style_reward']:.4f} "
+             f"(trained policy / expert {ev['trained']['style_reward_per_step'] / ev['trained']['expert_style_reward']:.3f})",
              f"{'PASS' if result['pass'] else 'FAIL'}: {result['criterion']} "
              f"({ev['trained']['style_reward_per_step']:.4f} vs {ev['untrained']['style_reward_per_step']:.4f})"]
     return "\n".join(lines)

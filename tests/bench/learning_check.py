@@ -53,7 +53,8 @@ def child_env():
 
 def write_agent_copy(arg_file, overrides, out_dir):
     """--agent_files args naming a copy of arg_file's agent file with `overrides` (JSON keys)
-    replaced, written to out_dir/agent_file.txt; no args without overrides."""
+    replaced or added (the agent's config rejects unknown keys), written to
+    out_dir/agent_file.txt; no args without overrides."""
     from util.arg_parser import load_args
     from util.paths import resolve_data_path
 
@@ -61,9 +62,6 @@ def write_agent_copy(arg_file, overrides, out_dir):
         return []
     agent_file = load_args(["--arg_file", str(ROOT / arg_file)]).parse_strings("agent_files")[0]
     agent = json.loads(resolve_data_path(agent_file).read_text())
-    unknown = [k for k in overrides if k not in agent]
-    if unknown:
-        raise SystemExit(f"{agent_file}: no key {', '.join(unknown)} to override")
     agent.update(overrides)
     path = Path(out_dir) / "agent_file.txt"
     path.write_text(json.dumps(agent, indent=1) + "\n")
@@ -236,6 +234,8 @@ def parse_args(argv, samples=300000, arg_file=TRAIN_ARGS, description=__doc__):
     p.add_argument("--json", help="write the result to this file")
     for flag, json_key in STEPSIZE_KEYS.items():
         p.add_argument(f"--{flag}", type=float, help=f"override the agent file's {json_key}")
+    p.add_argument("--agent_set", action="append", default=[], metavar="KEY=JSON",
+                   help="set an agent-file key (repeatable), e.g. --agent_set DiscLoss='\"bce\"'")
     args = p.parse_args(argv)
     if args.eval_only and not args.output:
         p.error("--eval_only needs --output (the run to evaluate)")
@@ -259,6 +259,14 @@ def run_check(args, out_dir, worker_module, log_columns=LOG_COLUMNS, evaluate_fn
     """Trains (unless eval_only) and evaluates; {config, training, evaluation}."""
     overrides = {json_key: getattr(args, flag) for flag, json_key in STEPSIZE_KEYS.items()
                  if getattr(args, flag) is not None}
+    for item in args.agent_set:
+        json_key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--agent_set {item!r}: expected KEY=JSON")
+        try:
+            overrides[json_key] = json.loads(value)
+        except json.JSONDecodeError:
+            raise SystemExit(f"--agent_set {item!r}: {value!r} is not JSON") from None
     agent_args = write_agent_copy(args.arg_file, overrides, out_dir)
     training = train_or_reuse(args, out_dir, agent_args)
     training.update(training_summary(read_log(Path(out_dir) / LOG_NAME), training["wall_s"], log_columns))
