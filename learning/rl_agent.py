@@ -36,6 +36,7 @@ class RLAgent:
         self.id = id
         self.config = config
         self.logger = Logger()
+        self._reward_term_sums = {}     # {term: (sum, count)} of this iteration's training rewards
         self.mode = Mode.TRAIN
         self.enable_training = True
         self.iter = 0
@@ -163,7 +164,7 @@ class RLAgent:
         s = self.env.record_state(self.id)
         g = self.env.record_goal(self.id)
         if not self._is_first_step():
-            self.path.rewards.append(self.env.calc_reward(self.id))
+            self._record_reward()
         a, logp = self._decide_action(s, g)
         flags = self._record_flags()
         self.env.set_action(self.id, a)
@@ -178,8 +179,17 @@ class RLAgent:
     def _end_path(self):
         self.path.states.append(self.env.record_state(self.id))
         self.path.goals.append(self.env.record_goal(self.id))
-        self.path.rewards.append(self.env.calc_reward(self.id))
+        self._record_reward()
         self.path.terminate = self.env.check_terminate(self.id)
+
+    def _record_reward(self):
+        """The env's reward into the path; with TensorBoard (rank 0), its named terms into the
+        iteration's sums of training rewards."""
+        self.path.rewards.append(self.env.calc_reward(self.id))
+        if self.logger.tensorboard_enabled and self.mode == Mode.TRAIN:
+            for name, val in self.env.get_reward_terms(self.id).items():
+                total, count = self._reward_term_sums.get(name, (0.0, 0))
+                self._reward_term_sums[name] = (total + val, count + 1)
 
     def _record_flags(self):
         return 0
@@ -270,6 +280,9 @@ class RLAgent:
         log("State_Std", float(np.mean(self.s_norm.std)))
         log("Goal_Mean", float(np.mean(self.g_norm.mean)) if self.has_goal() else 0.0)
         log("Goal_Std", float(np.mean(self.g_norm.std)) if self.has_goal() else 0.0)
+        for name, (total, count) in self._reward_term_sums.items():
+            self.logger.log_scalar(f"Reward_Terms/{name}", total / count)
+        self._reward_term_sums = {}
         log("Exp_Rate", self.exp_params_curr.rate)
         log("Exp_Noise", self.exp_params_curr.noise)
 

@@ -5,6 +5,7 @@ agents first (a new action when the env asks for one), then the env; then the ep
 an invalid episode (exploding velocities) resets the world and its path is thrown away; an
 episode end makes the agents finish their paths (store, train, test bookkeeping), then resets.
 """
+import os
 from enum import Enum
 
 from env.env import Mode
@@ -21,7 +22,9 @@ class WorldEvent(Enum):
 
 class RLWorld:
     """Args read: agent_files, model_files, train_agents (one per agent; 'none' allowed for the
-    first two), output_path, int_output_path, resume (continue from output_path's checkpoints)."""
+    first two), output_path, int_output_path, resume (continue from output_path's checkpoints),
+    tensorboard (default true: rank 0 writes each agent's log rows and the mean reward terms as
+    TensorBoard scalars into output_path/tensorboard/agent<id>)."""
 
     def __init__(self, env, arg_parser):
         self.env = env
@@ -39,6 +42,7 @@ class RLWorld:
         self.output_path = arg_parser.parse_string("output_path")
         self.int_output_path = arg_parser.parse_string("int_output_path")
         self.resume = arg_parser.parse_bool("resume", False)
+        self.tensorboard = arg_parser.parse_bool("tensorboard", True)
         if self.resume and not self.output_path:
             raise ValueError("--resume needs --output_path (the run to continue)")
         self.enable_training = True
@@ -51,6 +55,8 @@ class RLWorld:
             return None
         agent = agent_builder.build_agent(self, id, agent_file)
         agent.set_output_dirs(self.output_path, self.int_output_path, append_log=self.resume)
+        if self.tensorboard and self.output_path:
+            agent.logger.configure_tensorboard(os.path.join(self.output_path, "tensorboard", f"agent{id}"))
         Logger.print(str(agent))
         if self.resume:
             prefix = agent.get_output_path()

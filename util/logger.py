@@ -2,6 +2,8 @@
 
 Columns are set by the first row (the order of the log_tabular calls); later rows must log the
 same keys. The file is readable with numpy.genfromtxt(names=True) or pandas.read_csv(sep=r"\s+").
+With configure_tensorboard, rank 0 also writes every row as TensorBoard scalars (step: the row's
+Iteration), plus the row's log_scalar extras, which go to TensorBoard only.
 """
 import numbers
 import os
@@ -30,6 +32,23 @@ class Logger:
         self.last_row = {}     # the row most recently dumped
         self._append = False
         self._started = False  # the file has been created or opened for appending
+        self._extras = {}      # TensorBoard-only scalars of the current row
+        self._tensorboard = None
+        self._dumped = 0
+
+    @property
+    def tensorboard_enabled(self):
+        return self._tensorboard is not None
+
+    def configure_tensorboard(self, logdir):
+        """Rank 0 writes TensorBoard event files into logdir from the next dump on."""
+        if mpi_util.is_root():
+            from util.tensorboard import ScalarWriter
+            self._tensorboard = ScalarWriter(logdir)
+
+    def log_scalar(self, key, val):
+        """A TensorBoard-only value of the current row (not a column of the file)."""
+        self._extras[key] = val
 
     def configure_output_file(self, path, append=False):
         """Rows go to `path` from the next dump on; the file is created (or, with append, kept:
@@ -68,4 +87,7 @@ class Logger:
             with open(self.output_path, "a" if self._started or self._append else "w") as f:
                 f.write("\n".join(lines) + "\n")
             self._started = True
-        self.last_row, self._row = self._row, {}
+        if self._tensorboard is not None:
+            self._tensorboard.write(int(self._row.get("Iteration", self._dumped)), {**self._row, **self._extras})
+        self._dumped += 1
+        self.last_row, self._row, self._extras = self._row, {}, {}
