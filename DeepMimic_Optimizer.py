@@ -43,12 +43,32 @@ def copy_run_inputs(arg_parser, output_path):
         os.replace(tmp, os.path.join(output_path, name))
 
 
-def progress_line(agent, start_samples, start_time):
+def progress_line(agent, start, now, max_samples=float("inf"), max_iters=float("inf")):
+    """The iteration's line: samples, rate, returns; with a budget, percent done and the time
+    left at this run's rate. start: (samples, iteration, time) when this run began."""
+    start_samples, start_iter, start_time = start
     row = agent.logger.last_row
-    rate = (agent.total_sample_count - start_samples) / max(time.time() - start_time, 1e-9)
-    return (f"agent {agent.id} iter {agent.iter:6d} | samples {agent.total_sample_count:>11,} | "
+    elapsed = max(now - start_time, 1e-9)
+    rate = (agent.total_sample_count - start_samples) / elapsed
+    line = (f"agent {agent.id} iter {agent.iter:6d} | samples {agent.total_sample_count:>11,} | "
             f"{rate:7.1f} samples/s | train return {row.get('Train_Return', 0.0):9.3f} | "
             f"test return {row.get('Test_Return', 0.0):9.3f}")
+    left = []     # (fraction done, seconds left) per finite budget
+    if max_samples < float("inf") and rate > 0:
+        left.append((agent.total_sample_count / max_samples, (max_samples - agent.total_sample_count) / rate))
+    iters_done = agent.iter - start_iter
+    if max_iters < float("inf") and iters_done > 0:
+        left.append((agent.iter / max_iters, (max_iters - agent.iter) * elapsed / iters_done))
+    if left:
+        done, seconds = max(left)          # the budget that ends the run first
+        line += f" | {min(done, 1.0):6.1%} done, {format_duration(max(seconds, 0.0))} left"
+    return line
+
+
+def format_duration(seconds):
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 def train(world, max_samples=float("inf"), max_iters=float("inf")):
@@ -58,7 +78,7 @@ def train(world, max_samples=float("inf"), max_iters=float("inf")):
     if not agents:
         raise ValueError("no agent to train (train_agents false, or every agent file is none)")
     start_time = time.time()
-    start_samples = {a.id: a.total_sample_count for a in agents}
+    start = {a.id: (a.total_sample_count, a.iter, start_time) for a in agents}
     last_iter = {a.id: a.iter for a in agents}
     invalid_run = 0
     while not (all(a.total_sample_count >= max_samples for a in agents)
@@ -72,7 +92,7 @@ def train(world, max_samples=float("inf"), max_iters=float("inf")):
         for a in agents:
             if a.iter != last_iter[a.id]:
                 last_iter[a.id] = a.iter
-                Logger.print(progress_line(a, start_samples[a.id], start_time))
+                Logger.print(progress_line(a, start[a.id], time.time(), max_samples, max_iters))
     world.save_outputs()
 
 

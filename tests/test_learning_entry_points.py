@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 import mpi_run
-from DeepMimic_Optimizer import copy_run_inputs, train
+from types import SimpleNamespace
+
+from DeepMimic_Optimizer import copy_run_inputs, progress_line, train
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads
 from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
@@ -16,6 +18,19 @@ from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agen
 limit_tf_threads()
 register_small_net()
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_progress_line_percent_and_time_left():
+    """20,000 of 100,000 samples in 100 s since a start at 10,000: 100 samples/s, 20% done, 800 s
+    left; with max_iters 10 too, after 2 iterations in 100 s: 40% by iterations and 300 s left,
+    the budget the run reaches first, so that one is shown; no budget, no estimate."""
+    agent = SimpleNamespace(id=0, iter=4, total_sample_count=20000,
+                            logger=SimpleNamespace(last_row={"Train_Return": 1.5, "Test_Return": 2.0}))
+    line = progress_line(agent, (10000, 2, 0.0), 100.0, max_samples=100000)
+    assert "100.0 samples/s" in line and line.endswith("|  20.0% done, 13m20s left")
+    assert progress_line(agent, (10000, 2, 0.0), 100.0, max_samples=100000, max_iters=10).endswith(
+        "|  40.0% done, 5m00s left")
+    assert "done" not in progress_line(agent, (10000, 2, 0.0), 100.0)
 
 
 def test_train_stops_and_saves(tmp_path):
