@@ -100,6 +100,9 @@ class DeepMimicEnv(Env):
     def get_reward_terms(self, agent_id):
         return dict(self._agents().reward_terms)
 
+    def get_ctrl_layout(self, agent_id):
+        return self._agents().ctrl.params.layout
+
     # ---- per agent: sizes and normalisation ----
     def _state_layout(self):
         return self._agents().ctrl.state_layout

@@ -93,6 +93,11 @@ class Env(ABC):
     def get_action_space(self, agent_id: int) -> ActionSpace:
         return ActionSpace.Continuous
 
+    def get_ctrl_layout(self, agent_id: int) -> str:
+        """The controller's state/action layout: "2021" (DeepMimic's current) or "2018" (the
+        pybullet wheel's pretrained policies); agents save their checkpoints in its names."""
+        return "2021"
+
     # ---- per agent: sizes and normalisation ----
     @abstractmethod
     def get_state_size(self, agent_id: int) -> int: ...

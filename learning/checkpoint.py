@@ -5,11 +5,22 @@ SaveV2 kernel (eager) and read with tf.train.load_checkpoint, so DeepMimic's own
 read each other's files. Names (deepmimic.md 6): agent/main/actor/..., agent/main/critic/...,
 agent/resource/{s_norm,g_norm,a_norm,...}/{count,mean,std}.
 
+Every normaliser scope also holds `count_ph`, `mean_ph` and `std_ph`: DeepMimic's TFNormalizer
+(2018 and 2021, and the older port's) creates them as variables to feed its updates through, and
+its tf.train.Saver saves and restores every variable outside the solvers' scope, so a checkpoint
+without them does not restore in DeepMimic's code. We write copies of count, mean and std there and
+ignore them when reading.
+
 The pybullet wheel's checkpoints use the 2018 layout (pybullet-port.md): the actor's mean layer
 is agent/main/actor/dense, there is no log-std variable, and the critic's output is un-normalised
 by agent/resource/val_norm (value = mean + std * raw). `to_current_layout` renames the mean layer
 and folds val_norm into the critic's last layer (kernel * std, bias * std + mean), which gives the
-same values, so one network serves both layouts.
+same values, so one network serves both layouts. `to_legacy_layout` goes back: an agent whose
+controller uses the 2018 layout is saved in the 2018 names, with val_norm as DeepMimic's 2018
+agent sets it (the middle and half-width of the value bounds) and the critic's last layer
+un-folded by it ((kernel / std, (bias - mean) / std)), so that DeepMimic's 2018 code and the older
+port restore the same values and train on with their own critic-loss scale. The un-folding is
+exact only to float32 rounding (an ulp); `LEGACY_INEXACT` names the variables concerned.
 
 Beside a checkpoint, `<prefix>.resume.npz` holds what a resumed run needs that DeepMimic never
 saved: optimiser slots, iteration, sample count, exploration parameters, exact normaliser sums.
@@ -31,6 +42,9 @@ LEGACY_MEAN_LAYER = "agent/main/actor/dense"
 MEAN_LAYER = "agent/main/actor/dist_gauss_diag/mean"
 CRITIC_OUT_LAYER = "agent/main/critic/dense"
 VAL_NORM = "agent/resource/val_norm"
+LOGSTD = "agent/main/actor/dist_gauss_diag/logstd/bias"
+NORM_FIELDS = ("count", "mean", "std")
+LEGACY_INEXACT = (CRITIC_OUT_LAYER + "/kernel", CRITIC_OUT_LAYER + "/bias")
 
 
 class CheckpointError(ValueError):
@@ -88,6 +102,30 @@ def to_current_layout(tensors):
     return out
 
 
+def to_legacy_layout(tensors, val_mean, val_std):
+    """Our tensors (current names, normaliser placeholders included) in the 2018 layout: the mean
+    layer under agent/main/actor/dense, no log-std, and the critic's last layer un-folded by a
+    val_norm of (val_mean, val_std), which is written with its placeholders (count 0)."""
+    out = dict(tensors)
+    for part in ("kernel", "bias"):
+        if f"{MEAN_LAYER}/{part}" in out:
+            out[f"{LEGACY_MEAN_LAYER}/{part}"] = out.pop(f"{MEAN_LAYER}/{part}")
+    out.pop(LOGSTD, None)
+    kernel, bias = LEGACY_INEXACT
+    if kernel in out:
+        if not (np.isfinite(val_mean) and np.isfinite(val_std) and val_std > 0):
+            raise ValueError(f"val_norm needs a finite mean and a positive std, got {val_mean}, {val_std}")
+        # un-fold by the float32 values the file holds, which the reader folds back with
+        val_mean, val_std = float(np.float32(val_mean)), float(np.float32(val_std))
+        out[kernel] = (out[kernel].astype(np.float64) / val_std).astype(np.float32)
+        out[bias] = ((out[bias].astype(np.float64) - val_mean) / val_std).astype(np.float32)
+        out.update(_with_placeholders(VAL_NORM, {
+            "count": np.zeros(1, dtype=np.int32),
+            "mean": np.array([val_mean], dtype=np.float32),
+            "std": np.array([val_std], dtype=np.float32)}))
+    return out
+
+
 def checked_tensor(tensors, name, shape, source):
     """tensors[name] after checking it exists and has `shape`."""
     if name not in tensors:
@@ -108,11 +146,18 @@ def assign_variables(variables, tensors, source, optional=()):
         var.assign(checked_tensor(tensors, name, var.shape, source).astype(var.dtype.as_numpy_dtype))
 
 
+def _with_placeholders(scope, fields):
+    """{scope/field: value} for count, mean and std, plus their `*_ph` copies."""
+    return {f"{scope}/{name}{suffix}": fields[name] for name in NORM_FIELDS for suffix in ("", "_ph")}
+
+
 def normalizer_tensors(scope, norm):
-    """A normaliser as DeepMimic stores it: count (int32 [1], saturating), mean and std (float32)."""
-    return {f"{scope}/count": np.array([min(norm.count, np.iinfo(np.int32).max)], dtype=np.int32),
-            f"{scope}/mean": norm.mean.astype(np.float32),
-            f"{scope}/std": norm.std.astype(np.float32)}
+    """A normaliser as DeepMimic stores it: count (int32 [1], saturating), mean and std (float32),
+    and the three placeholder variables of its TFNormalizer (copies of those)."""
+    return _with_placeholders(scope, {
+        "count": np.array([min(norm.count, np.iinfo(np.int32).max)], dtype=np.int32),
+        "mean": norm.mean.astype(np.float32),
+        "std": norm.std.astype(np.float32)})
 
 
 def load_normalizer(norm, scope, tensors, source, mean_sq=None):

@@ -41,6 +41,14 @@ class PGAgent(TFAgent):
     def _buffer_filter_flags(self):
         return (self.EXP_ACTION_FLAG,)
 
+    def _legacy_val_norm(self):
+        """DeepMimic 2018's val_norm: -offset and 1/scale of its value bounds, i.e. the middle and
+        half-width of [val_min, val_max]; (0, 1) when they are not finite."""
+        lo, hi = self.val_min, self.val_max
+        if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+            return 0.5 * (hi + lo), 0.5 * (hi - lo)
+        return 0.0, 1.0
+
     def _input_sizes(self):
         return [self.get_state_size()] + ([self.get_goal_size()] if self.has_goal() else [])
 

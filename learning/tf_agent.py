@@ -4,6 +4,12 @@ DeepMimic's TF1 checkpoint names (learning/checkpoint.py).
 Template (DeepMimic's names): _build_nets, _build_losses (tf.functions), _build_solvers, then the
 solvers broadcast rank 0's parameters. Subclasses list what checkpoints hold through
 _checkpoint_variables / _normalizers, and what MPI averages through _solvers.
+
+Checkpoint layout: an agent whose controller uses DeepMimic's 2018 state and action layout (the
+controller file's "Layout": "2018", as the wheel's pretrained policies) saves in the 2018 names,
+which DeepMimic's 2018 code and the older port in the pybullet wheel restore; any other agent in
+DeepMimic's 2021 names (learning/checkpoint.py). Loading reads either. The 2018 critic's last layer
+is stored un-folded by val_norm, exact to an ulp only, so the resume state keeps its exact values.
 """
 from learning import checkpoint
 from learning.rl_agent import RLAgent
@@ -55,11 +61,25 @@ class TFAgent(RLAgent):
         """Called after the variables change outside a train step (sync, load)."""
 
     # ---- checkpoints ----
-    def save_model(self, path):
+    def checkpoint_layout(self):
+        """"2018" when the agent's controller uses the 2018 state/action layout, else "2021"."""
+        return "2018" if self.env.get_ctrl_layout(self.id) == "2018" else "2021"
+
+    def _legacy_val_norm(self):
+        """(mean, std) of the val_norm a 2018 checkpoint stores (PGAgent: from its value bounds)."""
+        return 0.0, 1.0
+
+    def checkpoint_tensors(self, layout=None):
+        """{TF1 name: array} as save_model writes them, in `layout` (default: checkpoint_layout())."""
         tensors = {name: v.numpy() for name, v in self._checkpoint_variables().items()}
         for scope, norm in self._normalizers().items():
             tensors.update(checkpoint.normalizer_tensors(scope, norm))
-        checkpoint.write_checkpoint(path, tensors)
+        if (layout or self.checkpoint_layout()) == "2018":
+            tensors = checkpoint.to_legacy_layout(tensors, *self._legacy_val_norm())
+        return tensors
+
+    def save_model(self, path):
+        checkpoint.write_checkpoint(path, self.checkpoint_tensors())
         Logger.print(f"Model saved to: {path}")
 
     def load_model(self, path):
@@ -79,6 +99,11 @@ class TFAgent(RLAgent):
 
     def resume_state(self):
         state = super().resume_state()
+        if self.checkpoint_layout() == "2018":
+            variables = self._checkpoint_variables()
+            for name in checkpoint.LEGACY_INEXACT:
+                if name in variables:
+                    state[f"model/{name}"] = variables[name].numpy()
         for name, solver in self._solvers().items():
             solver_state = solver.state()
             state[f"solver/{name}/iter"] = solver_state["iter"]
@@ -96,3 +121,9 @@ class TFAgent(RLAgent):
                 slots.append(checkpoint.checked_tensor(state, key, var.shape, "resume state"))
             solver.load_state({"iter": state[f"solver/{name}/iter"],
                                "stepsize": float(state[f"solver/{name}/stepsize"]), "slots": slots})
+        # exact values of what the checkpoint layout stores rounded (the 2018 critic's last layer)
+        exact = {key[len("model/"):]: state[key] for key in state if key.startswith("model/")}
+        if exact:
+            checkpoint.assign_variables({name: self._checkpoint_variables()[name] for name in exact},
+                                        exact, "resume state")
+            self._on_params_changed()
