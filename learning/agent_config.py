@@ -99,6 +99,8 @@ class PPOAgentConfig(PGAgentConfig):
     ratio_clip: float = key("RatioClip", 0.2)
     norm_adv_clip: float = key("NormAdvClip", 5.0)
     td_lambda: float = key("TDLambda", 0.95)
+    tar_clip_frac: float = key("TarClipFrac", -1.0)           # < 0: the actor's step size is fixed
+    actor_stepsize_decay: float = key("ActorStepsizeDecay", 0.5)
 
     def problems(self):
         yield from super().problems()
@@ -111,6 +113,8 @@ class PPOAgentConfig(PGAgentConfig):
             yield "RatioClip", f"must be > 0, got {self.ratio_clip}"
         if self.norm_adv_clip <= 0:
             yield "NormAdvClip", f"must be > 0, got {self.norm_adv_clip}"
+        if not 0 < self.actor_stepsize_decay <= 1:
+            yield "ActorStepsizeDecay", f"must be in (0, 1], got {self.actor_stepsize_decay}"
 
 
 def _convert(typ, val, where):

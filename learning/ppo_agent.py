@@ -12,6 +12,10 @@
 5. Critic loss 0.5 mean (R - V)^2 (+ CriticWeightDecay L2); actor loss: clipped surrogate +
    10 x action-bound loss + ActorWeightDecay x L2 of the non-bias weights.
 6. The buffer is cleared (on-policy).
+7. With TarClipFrac >= 0, the actor's step size adapts to the iteration's clip fraction
+   (adapt_actor_stepsize; DeepMimic 2018's PPOAgent.update_actor_stepsize, which the 2021 code
+   dropped while still reading TarClipFrac). The current step size is in the resume state (the
+   actor solver's "stepsize").
 """
 import numpy as np
 import tensorflow as tf
@@ -24,6 +28,23 @@ from learning.losses import (ACTION_BOUND_WEIGHT, action_bound_loss, critic_loss
 from learning.pg_agent import PGAgent
 from learning.rl_util import compute_return
 from learning.solvers.mpi_solver import MPISolver
+
+CLIP_FRAC_TOL = 1.5                     # the clip fraction's band: [tar / 1.5, tar * 1.5]
+ACTOR_STEPSIZE_RANGE = (1e-8, 1e-2)
+ACTOR_STEPSIZE_WARMUP_ITERS = 5
+
+
+def adapt_actor_stepsize(stepsize, clip_frac, tar_clip_frac, decay):
+    """The actor's next step size: times `decay` when clip_frac > tar_clip_frac * CLIP_FRAC_TOL,
+    divided by it when clip_frac < tar_clip_frac / CLIP_FRAC_TOL, then clipped to
+    ACTOR_STEPSIZE_RANGE; inside the band it stays as it is (unclipped)."""
+    if clip_frac > tar_clip_frac * CLIP_FRAC_TOL:
+        stepsize *= decay
+    elif clip_frac < tar_clip_frac / CLIP_FRAC_TOL:
+        stepsize /= decay
+    else:
+        return stepsize
+    return float(np.clip(stepsize, *ACTOR_STEPSIZE_RANGE))
 
 
 class PPOAgent(PGAgent):
@@ -156,10 +177,21 @@ class PPOAgent(PGAgent):
         log("Critic_Loss", info["critic_loss"])
         log("Critic_Stepsize", float(self.critic_solver.stepsize.numpy()))
         log("Actor_Loss", info["actor_loss"])
-        log("Actor_Stepsize", float(self.actor_solver.stepsize.numpy()))
+        log("Actor_Stepsize", self._update_actor_stepsize(info["clip_frac"]))
         log("Clip_Frac", info["clip_frac"])
         log("Adv_Mean", adv_mean)
         log("Adv_Std", adv_std)
+
+    def _update_actor_stepsize(self, clip_frac):
+        """Adapts the actor's step size to the (rank-averaged) clip fraction once the iteration
+        count exceeds ACTOR_STEPSIZE_WARMUP_ITERS, when TarClipFrac >= 0; returns the step size."""
+        cfg, stepsize_var = self.config, self.actor_solver.stepsize
+        stepsize = float(stepsize_var.numpy())
+        if cfg.tar_clip_frac >= 0 and self.iter > ACTOR_STEPSIZE_WARMUP_ITERS:
+            stepsize_var.assign(adapt_actor_stepsize(stepsize, clip_frac, cfg.tar_clip_frac,
+                                                     cfg.actor_stepsize_decay))
+            stepsize = float(stepsize_var.numpy())
+        return stepsize
 
     def _batch_inputs(self, slots):
         buf = self.replay_buffer

@@ -8,9 +8,6 @@ normalisers' placeholder variables (count_ph, mean_ph, std_ph) included: a check
 fails to load there, so the subprocess's success is itself a check of the variable list. The
 same holds for DeepMimic's own code (2018 and 2021: same TFNormalizer, same Saver).
 """
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pybullet_data
@@ -19,12 +16,12 @@ import pytest
 from env.deepmimic_env import DeepMimicEnv
 from learning import checkpoint
 from learning.rl_world import RLWorld
+from tests.oracle import run_oracle
 from learning.tf_util import limit_tf_threads
 from util.arg_parser import load_args
 
 limit_tf_threads()
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WHEEL_WALK = f"{pybullet_data.getDataPath()}/data/policies/humanoid3d/humanoid3d_walk.ckpt"
 RUN_2018 = "args/run_humanoid3d_walk_args.txt"        # controller humanoid3d_ctrl_2018.txt
 TRAIN_2021 = "args/train_humanoid3d_walk_args.txt"    # controller humanoid3d_ctrl.txt
@@ -99,12 +96,7 @@ def oracle_2018(saved_2018):
     out = saved_2018["dir"]
     np.savez(out / "in.npz", states=saved_2018["states"],
              checkpoints=np.array([str(saved_2018["prefix"]), WHEEL_WALK]))
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests/oracle/checkpoint_reference.py"),
-                           str(out / "in.npz"), str(out / "out.npz")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with np.load(out / "out.npz") as data:
-        return {k: data[k] for k in data.files}
+    return run_oracle("checkpoint_reference.py", out)
 
 
 def test_2018_names_shapes_and_dtypes_equal_the_wheel_checkpoints(saved_2018):
