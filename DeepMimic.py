@@ -4,11 +4,17 @@
     python DeepMimic.py --arg_file args/run_humanoid3d_walk_args.txt --headless --record walk.mp4
     python DeepMimic.py --arg_file ... --headless --screenshot shot.png [--record_seconds 2]
     python DeepMimic.py --arg_file ... --headless --episodes 5 [--stats stats.json]
+    python DeepMimic.py --arg_file ... --headless --episodes 5 --record_demos demos.npz [--demo_actions sample]
 
 Viewer options (besides the world's): --headless; --record PATH (a video for .mp4/.mkv/.mov/
 .avi/.webm, else a folder of PNG frames); --record_seconds S (simulated seconds, default 5 with
 --record, else 0); --screenshot PATH (the last frame); --episodes N and --stats FILE (headless
 evaluation); --cam_track_mode xz|y|xyz|still|fixed; --msaa N (anti-aliasing samples, default 4).
+--record_demos FILE.npz with --episodes N: roll the agent out and write a demonstration dataset
+(learning/demos.py) instead of evaluating; --demo_actions mean|sample (default mean),
+--demo_ctrl_file (the training scene's controller file, whose layout the data is written in;
+default: data/controllers/humanoid3d_ctrl.txt for a 2018-layout expert, else the scene's own),
+--demo_episode_time S (cut episodes at S seconds; default: the scene's test limit).
 A flag given without a value means true.
 
 Keys: Esc quit; space pause; > / < one frame forward / back; . / , playback speed +-0.05, / back
@@ -43,6 +49,10 @@ class ViewerOptions:
     stats: str
     track_mode: str
     msaa: int
+    record_demos: str = ""
+    demo_actions: str = "mean"
+    demo_ctrl_file: str = ""
+    demo_episode_time: float = 0.0
 
     @classmethod
     def parse(cls, args):
@@ -52,7 +62,14 @@ class ViewerOptions:
             record_seconds=args.parse_float("record_seconds", DEFAULT_RECORD_SECONDS if record else 0.0),
             screenshot=args.parse_string("screenshot"), episodes=args.parse_int("episodes"),
             stats=args.parse_string("stats"), track_mode=args.parse_string("cam_track_mode", "xz"),
-            msaa=args.parse_int("msaa", 4))
+            msaa=args.parse_int("msaa", 4), record_demos=args.parse_string("record_demos"),
+            demo_actions=args.parse_string("demo_actions", "mean"),
+            demo_ctrl_file=args.parse_string("demo_ctrl_file"),
+            demo_episode_time=args.parse_float("demo_episode_time", 0.0))
+        if options.record_demos and not options.episodes:
+            raise ArgError("--record_demos needs --headless --episodes N")
+        if options.demo_actions not in ("mean", "sample"):
+            raise ArgError(f"--demo_actions: expected mean or sample, got {options.demo_actions!r}")
         if options.track_mode not in TRACK_MODES:
             raise ArgError(f"--cam_track_mode: unknown mode {options.track_mode!r} ({', '.join(TRACK_MODES)})")
         if record and options.record_seconds <= 0:
@@ -159,6 +176,29 @@ def run_evaluation(argv, options):
         print(f"stats written to {options.stats}")
 
 
+def run_record_demos(argv, options):
+    """N test-mode episodes written as a demonstration dataset (learning/demos.py)."""
+    import shlex
+
+    from learning.demos import record_demos, save_demos
+    world = build_world(argv, enable_draw=False)
+    try:
+        if not world.agents or world.agents[0] is None:
+            raise ValueError(f"--record_demos needs an agent; scene {world.env.get_name()} has none")
+        data = record_demos(world, options.episodes, sample=options.demo_actions == "sample",
+                            target_ctrl_file=options.demo_ctrl_file or None,
+                            episode_time=options.demo_episode_time or None,
+                            seed=world.arg_parser.parse_int("rand_seed", 0))
+    finally:
+        world.shutdown()
+    data.metadata["command"] = shlex.join([".venv/bin/python", "DeepMimic.py", *argv])
+    save_demos(options.record_demos, data)
+    meta = data.metadata
+    print(f"{data.num_steps} steps in {data.num_episodes} episodes ({meta['falls']} falls, mean env reward "
+          f"{meta['mean_env_reward']:.4f}), layout {meta['layout']} (state {meta['state_size']}, action "
+          f"{meta['action_size']}), written to {options.record_demos}")
+
+
 def main(argv=None):
     """Bad arguments, a missing data file or no OpenGL end the program with one line."""
     argv = sys.argv[1:] if argv is None else argv
@@ -167,7 +207,9 @@ def main(argv=None):
         options = ViewerOptions.parse(load_args(argv))
         if not options.headless and not has_display():
             raise GLUnavailable("no display found; use --headless with --record, --screenshot or --episodes")
-        if options.episodes:
+        if options.record_demos:
+            run_record_demos(argv, options)
+        elif options.episodes:
             run_evaluation(argv, options)
         else:
             run_viewer(argv, options)

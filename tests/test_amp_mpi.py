@@ -10,13 +10,13 @@ from agent observations (both accuracies above 0.5 and higher at the end than at
     .venv/bin/python -m pytest tests/test_amp_mpi.py -m slow
 """
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.mpi_helpers import read_log, run_module_on_two_ranks, write_param_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ITERS = 8
@@ -56,34 +56,15 @@ def run_rank(out_dir, variant):
     agent = world.agents[0]
     while agent.iter < ITERS:
         update_world(world, 1 / 60)
-    params = np.concatenate([s.get_flat_vars() for s in agent._solvers().values()])
-    gathered = mpi_util.gather(params)
-    if mpi_util.is_root():
-        summary = {"ranks": len(gathered), "num_params": int(params.size),
-                   "max_param_diff": float(max(np.abs(g - gathered[0]).max() for g in gathered)),
-                   "samples": agent.total_sample_count, "amp_obs_size": int(agent.get_amp_obs_size())}
-        (out_dir / "summary.json").write_text(json.dumps(summary))
+    write_param_summary(agent, out_dir, amp_obs_size=int(agent.get_amp_obs_size()))
     world.shutdown()
-
-
-def read_log(path):
-    lines = path.read_text().splitlines()
-    return lines[0].split(), np.array([list(map(float, line.split())) for line in lines[1:]])
 
 
 @pytest.mark.slow
 @pytest.mark.mpi
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_amp_humanoid_two_ranks(tmp_path, variant):
-    mpiexec = Path(sys.executable).parent / "mpiexec"
-    cmd = [str(mpiexec), "-n", "2", "--oversubscribe", "--bind-to", "none"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2",
-               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    result = subprocess.run(cmd + [sys.executable, "-m", "tests.test_amp_mpi", str(tmp_path), variant], cwd=ROOT,
-                            env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run_module_on_two_ranks("tests.test_amp_mpi", tmp_path, variant, timeout=1200)
 
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["ranks"] == 2 and summary["max_param_diff"] == 0.0

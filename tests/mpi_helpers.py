@@ -1,0 +1,46 @@
+"""Shared by the tests that train under `mpiexec -n 2`: the launch (from pytest) and, on the
+ranks, the summary of the parameters every solver holds."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_module_on_two_ranks(module, *args, timeout=1800):
+    """`python -m module args...` on 2 ranks with the project's mpiexec; fails the test with the
+    output's tail when a rank fails."""
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    cmd = [str(mpiexec), "-n", "2", "--oversubscribe", "--bind-to", "none"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2",
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    result = subprocess.run(cmd + [sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def write_param_summary(agent, out_dir, **extra):
+    """On every rank: gathers the solvers' flat parameters; rank 0 writes out_dir/summary.json
+    (ranks, parameter count, largest difference between ranks, samples, extra)."""
+    import util.mpi_util as mpi_util
+
+    params = np.concatenate([s.get_flat_vars() for s in agent._solvers().values()])
+    gathered = mpi_util.gather(params)
+    if mpi_util.is_root():
+        summary = {"ranks": len(gathered), "num_params": int(params.size),
+                   "max_param_diff": float(max(np.abs(g - gathered[0]).max() for g in gathered)),
+                   "samples": agent.total_sample_count, **extra}
+        (Path(out_dir) / "summary.json").write_text(json.dumps(summary))
+
+
+def read_log(path):
+    """(column names, rows) of an agent log."""
+    lines = Path(path).read_text().splitlines()
+    return lines[0].split(), np.array([list(map(float, line.split())) for line in lines[1:]])

@@ -1,0 +1,139 @@
+"""Demonstration datasets (learning/demos.py): the 2018 -> 2021 action conversion is exact, the
+recorded states are what a 2021 scene records in the same physical state, a short recording
+round-trips through the file, mismatched or broken files are refused with one line naming the file
+and the field, and the shipped dataset matches the GAIL training scene."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from env.deepmimic_env import DeepMimicEnv
+from learning.demos import (ActionConverter, TargetLayout, check_against, load_demos, load_demos_for,
+                            record_demos, save_demos, scene_layout)
+from learning.rl_world import build_world
+from util import math_util
+from util.arg_parser import load_args
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_2018 = str(ROOT / "args/run_humanoid3d_walk_args.txt")
+TRAIN_GAIL = str(ROOT / "args/train_gail_humanoid3d_walk_args.txt")
+SHIPPED = ROOT / "data/demos/humanoid3d_walk_demos.npz"
+
+
+@pytest.fixture(scope="module")
+def expert_world():
+    world = build_world(load_args(["--arg_file", RUN_2018, "--rand_seed", "2"]))
+    yield world
+    world.shutdown()
+
+
+@pytest.fixture(scope="module")
+def train_env():
+    env = DeepMimicEnv(load_args(["--arg_file", TRAIN_GAIL]), seed=0)
+    yield env
+    env.shutdown()
+
+
+def same_rotations(q1, q2):
+    """|<q1, q2>| = 1 per row: the same rotation (q and -q)."""
+    return np.abs(np.sum(q1 * q2, axis=-1))
+
+
+def test_2018_actions_convert_exactly(expert_world):
+    scene = expert_world.env.scene
+    target = TargetLayout(scene, "data/controllers/humanoid3d_ctrl.txt")
+    src, dst = scene.ctrl.action_layout, target.action_layout
+    assert (src.size, dst.size) == (36, 28)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        action = rng.uniform(src.bound_min, src.bound_max)
+        converted = target.convert(action)
+        q_src, rev_src = src.to_targets(action)
+        q_dst, rev_dst = dst.to_targets(converted)
+        np.testing.assert_allclose(same_rotations(q_src, q_dst), 1.0, atol=1e-12)
+        np.testing.assert_array_equal(rev_src, rev_dst)
+        assert np.all(np.linalg.norm(converted[dst.sph_cols], axis=1) <= np.pi + 1e-12)
+    same = ActionConverter(dst, dst)
+    np.testing.assert_array_equal(same(np.arange(28.0)), np.arange(28.0))
+
+
+def test_recorded_states_are_the_training_scenes(expert_world, train_env):
+    """The 2021 scene placed in the 2018 scene's physical state (pose, velocity, controller time)
+    records the state the recorder writes for it."""
+    scene = expert_world.env.scene
+    target = TargetLayout(scene, "data/controllers/humanoid3d_ctrl.txt")
+    for _ in range(3):
+        for _ in range(7):
+            expert_world.env.update(1 / 240)
+        pose, vel = scene.sim_char.get_state()
+        other = train_env.scene
+        other.sim_char.set_state(pose, vel)
+        other.ctrl.time = scene.ctrl.time
+        other._touch()
+        np.testing.assert_allclose(target.record_state(), train_env.record_state(0), rtol=1e-9, atol=1e-9)
+
+
+def test_short_recording_round_trip(expert_world, train_env, tmp_path):
+    data = record_demos(expert_world, 2, episode_time=0.5, log=lambda line: None)
+    assert data.num_episodes == 2 and data.states.shape == (30, 227) and data.actions.shape == (30, 28)
+    np.testing.assert_array_equal(data.episode_starts, [0, 15])
+    np.testing.assert_allclose(data.times[:15], np.arange(15) / 30, atol=1e-9)
+    path = tmp_path / "demos.npz"
+    save_demos(path, data)
+    meta = json.loads(path.with_suffix(".json").read_text())
+    assert meta["layout"] == "2021" and meta["expert"]["layout"] == "2018"
+    assert meta["expert"]["model_file"] == "data/policies/humanoid3d/humanoid3d_walk.ckpt"
+    loaded = load_demos_for(path, train_env)
+    np.testing.assert_array_equal(loaded.states, data.states.astype(np.float32))
+    np.testing.assert_array_equal(loaded.actions, data.actions)
+    assert loaded.metadata == meta
+    with pytest.raises(ValueError) as err:
+        load_demos_for(path, expert_world.env)
+    assert str(err.value) == (f"{path}: state_size: 227 in the demonstrations, 197 in the scene "
+                              "(record them in the training scene's layout)")
+
+
+def test_broken_files_name_the_field(tmp_path):
+    data = load_demos(SHIPPED)
+    path = tmp_path / "bad.npz"
+    with np.load(SHIPPED) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    np.savez(path, **{**arrays, "actions": arrays["actions"][:-1]})
+    with pytest.raises(ValueError, match=r"bad.npz: actions: 1499 rows for 1500 states"):
+        load_demos(path)
+    np.savez(path, **{k: v for k, v in arrays.items() if k != "times"})
+    with pytest.raises(ValueError, match=r"bad.npz: times: missing from the demonstration file"):
+        load_demos(path)
+    with pytest.raises(ValueError, match="nothing.npz: demonstration file not found"):
+        load_demos(tmp_path / "nothing.npz")
+    with pytest.raises(ValueError, match=r"x.npz: record_world_root_rot: True in the demonstrations, False"):
+        check_against(data, {**data.metadata, "record_world_root_rot": False}, "x.npz")
+
+
+def test_shipped_dataset_matches_the_gail_scene(train_env):
+    assert SHIPPED.stat().st_size < 2_000_000
+    data = load_demos_for(SHIPPED, train_env)
+    meta = data.metadata
+    assert 1000 <= data.num_steps <= 3000
+    assert {k: meta[k] for k in scene_layout(train_env)} == scene_layout(train_env)
+    assert meta["command"].startswith(".venv/bin/python DeepMimic.py --arg_file args/run_humanoid3d_walk_args.txt")
+    assert "--record_demos data/demos/humanoid3d_walk_demos.npz" in meta["command"]
+    assert meta["falls"] == 0 and meta["mean_env_reward"] > 0.8
+    assert json.loads(SHIPPED.with_suffix(".json").read_text()) == meta
+
+
+def test_record_demos_command_line(tmp_path):
+    """The DeepMimic.py entry point writes a dataset; a bad --demo_actions is one line."""
+    out = tmp_path / "cli.npz"
+    cmd = [sys.executable, "DeepMimic.py", "--arg_file", RUN_2018, "--headless", "--episodes", "1",
+           "--demo_episode_time", "0.2", "--record_demos", str(out)]
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert load_demos(out).num_steps == 6 and "written to" in result.stdout
+    bad = subprocess.run(cmd[:-2] + ["--record_demos", str(out), "--demo_actions", "best"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0
+    assert bad.stderr.strip().splitlines() == ["DeepMimic.py: --demo_actions: expected mean or sample, got 'best'"]
