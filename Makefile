@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup train test test-slow bench view clean
+.PHONY: setup train test test-slow test-reference bench view clean
 
 $(STAMP): requirements.txt requirements-bench.txt
 	bash scripts/install_system_deps.sh
@@ -22,10 +22,26 @@ train: $(STAMP)
 
 # Fast test suite (CI). Slow tests: make test-slow.
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" $(ARGS)
+	$(PY) -m pytest -q -m "not slow and not reference" $(ARGS)
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow $(ARGS)
+	$(PY) -m pytest -q -m "slow and not reference" $(ARGS)
+
+# Differential tests against DeepMimic's own C++ core (tests/reference_core/): builds the core from
+# a DeepMimic checkout (cached in .cache/deepmimic_core/), runs the tests marked `reference`, then
+# writes the figures to docs/bench/reference_core.json (also when a test fails; the target fails).
+test-reference: $(STAMP)
+	@if [ -z "$(DEEPMIMIC)" ]; then \
+		echo "make test-reference needs a DeepMimic checkout (its C++ core is the reference):"; \
+		echo "  git clone https://github.com/xbpeng/DeepMimic.git /path/to/DeepMimic"; \
+		echo "  apt-get install libbullet-dev libeigen3-dev swig libglew-dev freeglut3-dev python3.11-dev g++ make patch"; \
+		echo "  make test-reference DEEPMIMIC=/path/to/DeepMimic"; \
+		exit 2; \
+	fi
+	bash tests/reference_core/build_core.sh "$(DEEPMIMIC)" $(PY) > /dev/null
+	status=0; DEEPMIMIC="$(DEEPMIMIC)" $(PY) -m pytest -q -m reference tests/reference_core $(ARGS) || status=$$?; \
+	$(PY) -m tests.reference_core.report --deepmimic "$(DEEPMIMIC)" --json docs/bench/reference_core.json || status=1; \
+	exit $$status
 
 # Throughput benchmark (also times the older port in the pybullet wheel, which needs tf-keras).
 bench: $(STAMP)
