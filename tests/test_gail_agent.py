@@ -10,7 +10,8 @@ import tensorflow as tf
 from learning.agent_builder import load_agent_config
 from learning.agent_config import ConfigError
 from learning.checkpoint import read_checkpoint, read_resume_state
-from learning.gail_agent import GAILAgent, disc_reward, gail_disc_loss
+from learning.gail_agent import GAILAgent
+from learning.gail_util import disc_reward, gail_disc_loss
 from learning.rl_world import RLWorld, update_world
 from learning.tf_util import limit_tf_threads, seed_rank
 from tests.gail_toy import TRPO_KEYS, record_toy_demos, write_gail_agent_file

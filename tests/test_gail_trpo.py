@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from learning.gail_agent import fisher_vector_product, flat_concat, gaussian_kl_fixed_std, get_flat, set_flat
+from learning.gail_util import fisher_vector_product, flat_concat, gaussian_kl_fixed_std, get_flat, set_flat
 from learning.solvers.trpo import conjugate_gradient, line_search, trust_region_step
 
 LOGSTD = tf.constant(np.log([0.5, 2.0]), tf.float32)
