@@ -11,6 +11,7 @@ from util.paths import resolve_data_path
 AGENT_TYPES = {
     "PPO": "learning.ppo_agent:PPOAgent",
     "AMP": "learning.amp_agent:AMPAgent",
+    "Goals": "learning.goals_agent:GoalsAgent",
     "GAIL": "learning.gail_agent:GAILAgent",
 }
 

@@ -1,0 +1,525 @@
+"""GoalsAgent: the goal-setting hierarchy (goal policy, goal-conditioned action policy, inverse
+model, habituation) as a sibling of PPO and AMP (AgentType "Goals").
+
+Three learners, each with its own MPI solver(s):
+- Goal policy (agent/goal/...): PPO over a categorical choice among NumGoals goals from the
+  state (and the env's goal, if any). It chooses at the first decision of an episode and then
+  every GoalSteps decisions; training samples draw from softmax(logits), test ones take argmax.
+- Action policy (agent/main/..., DeepMimic's actor-critic): PPO with a Gaussian actor whose input
+  is [state, (env goal), one-hot of the current goal]; rewarded by the stability reward.
+- Inverse model (agent/inverse/..., learning/inverse_model.py): predicts (a_t, g_t) from
+  (s_t, s_t+1); its loss, and the stability reward computed from its errors, are documented there.
+
+Rewards, per decision t of goal g_t (r_t the env's external reward, stab_t the stability reward
+from the inverse model as it is at the start of the iteration, before its update):
+    action policy:  r_t^a = stab_t                                     (in [-1, 1])
+    goal policy:    r_t^g = rh_t r_t + sh_t stab_t
+with rh_t the reward habituation and sh_t the chosen goal's stability habituation at that time
+(learning/goals_util.py; both evolve only on training steps, per rank). A goal decision k spanning
+decisions [t_k, t_{k+1}) earns R_k = sum_t r_t^g (undiscounted within the segment).
+
+Advantages: GAE-lambda (learning/goals_util.gae_lambda): the action policy per decision with
+Discount and TDLambda, the goal policy per goal decision with GoalDiscount and GoalLambda. The
+value after a path's last step is 0 after a Fail or Succ end and the critic's after a time-limit
+(Null) end. Critic targets are the lambda-returns (advantage + value) for the action policy (as
+PPOAgent, clipped to [-1, 1] / (1 - Discount)) and the rewards-to-go for the goal policy.
+Advantages are normalised per rank and clipped to +-NormAdvClip, as PPOAgent does.
+
+Each iteration (one collective _train_step, the same number of minibatches on every rank):
+action policy (PPOAgent's loop, exploratory actions for the actor), goal policy (Epochs passes of
+ceil(global goal decisions / GoalMiniBatchSize) minibatches; clipped surrogate minus
+GoalEntropyWeight x entropy; critic 0.5 (G - V)^2), inverse model (Epochs passes of
+ceil(global transitions / MiniBatchSize) minibatches). Checkpoints hold all three networks and
+the normalisers; the resume state adds the habituation state and the solvers' slots.
+"""
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+import util.mpi_util as mpi_util
+from env.env import Mode, Terminate
+from learning.actor_critic import ValueHead
+from learning.agent_config import PPOAgentConfig, key
+from learning.goals_util import RewardHabituation, gae_lambda, goals_used, stability_habituation_step
+from learning.inverse_model import (InverseModel, inverse_model_loss, relative_likelihood, softmax_np,
+                                    stability_reward)
+from learning.losses import critic_loss, ppo_clip_loss
+from learning.nets.net import NP_OPS, TF_OPS, Net, uniform_init
+from learning.nets.fc_2layers_1024units import FCNet
+from learning.nets.net_builder import NETS, build_net, register_net
+from learning.ppo_agent import PPOAgent
+from learning.replay_buffer import Field
+from learning.solvers.mpi_solver import MPISolver
+
+GOAL_SCOPE = "agent/goal"
+SMALL_NET = "fc_2layers_64units"   # the small scene's trunks: fc_2layers_1024units' structure at 64 x 64
+if SMALL_NET not in NETS:
+    register_net(SMALL_NET, lambda sizes, scope: FCNet(sizes, scope, layers=(64, 64)))
+LOG_COLUMNS = ("Goal_Actor_Loss", "Goal_Critic_Loss", "Goal_Clip_Frac", "Goal_Entropy", "Goal_Return_Mean",
+               "InvModel_Loss", "InvModel_Action_Err", "InvModel_Goal_Acc", "Stability_Reward_Mean",
+               "Stability_Habituation_Min", "Reward_Habituation", "Goals_Used")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalsAgentConfig(PPOAgentConfig):
+    num_goals: int = key("NumGoals", 4)
+    goal_steps: int = key("GoalSteps", 10)
+    goal_actor_net: str = key("GoalActorNet")
+    goal_critic_net: str = key("GoalCriticNet")
+    goal_actor_stepsize: float = key("GoalActorStepsize", 0.001)
+    goal_critic_stepsize: float = key("GoalCriticStepsize", 0.01)
+    goal_momentum: float = key("GoalMomentum", 0.9)
+    goal_discount: float = key("GoalDiscount", 0.9)
+    goal_lambda: float = key("GoalLambda", 0.95)
+    goal_mini_batch_size: int = key("GoalMiniBatchSize", 32)
+    goal_entropy_weight: float = key("GoalEntropyWeight", 0.01)
+    inverse_model_net: str = key("InverseModelNet")
+    inverse_model_stepsize: float = key("InverseModelStepsize", 0.001)
+    inverse_model_momentum: float = key("InverseModelMomentum", 0.9)
+    inverse_model_goal_error_base: float = key("InverseModelGoalErrorBase", 0.1)
+    action_error_discount: float = key("ActionErrorDiscount", 0.5)
+    action_error_factor: float = key("ActionErrorFactor", 1.0)
+    goal_error_factor: float = key("GoalErrorFactor", 1.0)
+    stability_habituation_factor: float = key("StabilityHabituationFactor", 0.03)
+    stability_restoration_factor: float = key("StabilityRestorationFactor", 0.01)
+    reward_habituation_factor: float = key("RewardHabituationFactor", 0.001)
+    reward_restoration_factor: float = key("RewardRestorationFactor", 0.001)
+
+    def problems(self):
+        yield from super().problems()
+        for json_key, name in (("GoalActorNet", self.goal_actor_net), ("GoalCriticNet", self.goal_critic_net),
+                               ("InverseModelNet", self.inverse_model_net)):
+            if name not in NETS:
+                yield json_key, f"unknown net {name!r} (known: {', '.join(sorted(NETS))})"
+        if self.num_goals < 2:
+            yield "NumGoals", f"must be >= 2, got {self.num_goals}"
+        for json_key, val in (("GoalSteps", self.goal_steps), ("GoalMiniBatchSize", self.goal_mini_batch_size)):
+            if val < 1:
+                yield json_key, f"must be >= 1, got {val}"
+        for json_key, val in (("GoalActorStepsize", self.goal_actor_stepsize),
+                              ("GoalCriticStepsize", self.goal_critic_stepsize),
+                              ("InverseModelStepsize", self.inverse_model_stepsize)):
+            if val <= 0:
+                yield json_key, f"must be > 0, got {val}"
+        for json_key, val in (("GoalMomentum", self.goal_momentum),
+                              ("InverseModelMomentum", self.inverse_model_momentum),
+                              ("GoalDiscount", self.goal_discount)):
+            if not 0 <= val < 1:
+                yield json_key, f"must be in [0, 1), got {val}"
+        for json_key, val in (("GoalLambda", self.goal_lambda), ("ActionErrorDiscount", self.action_error_discount),
+                              ("StabilityHabituationFactor", self.stability_habituation_factor),
+                              ("StabilityRestorationFactor", self.stability_restoration_factor),
+                              ("RewardHabituationFactor", self.reward_habituation_factor),
+                              ("RewardRestorationFactor", self.reward_restoration_factor)):
+            if not 0 <= val <= 1:
+                yield json_key, f"must be in [0, 1], got {val}"
+        if not 0 < self.inverse_model_goal_error_base < 1:
+            yield "InverseModelGoalErrorBase", f"must be in (0, 1), got {self.inverse_model_goal_error_base}"
+        for json_key, val in (("ActionErrorFactor", self.action_error_factor),
+                              ("GoalErrorFactor", self.goal_error_factor),
+                              ("GoalEntropyWeight", self.goal_entropy_weight)):
+            if val < 0:
+                yield json_key, f"must be >= 0, got {val}"
+
+
+class GoalBatch(NamedTuple):
+    """The goal policy's samples of one iteration (one row per goal decision)."""
+    states: np.ndarray
+    env_goals: np.ndarray
+    goals: np.ndarray           # chosen goal ids
+    advantages: np.ndarray
+    rewards_to_go: np.ndarray
+    values: np.ndarray
+    logps: np.ndarray
+
+
+class LogitsHead(Net):
+    def __init__(self, in_size, num_goals, scope):
+        super().__init__(scope)
+        self.out = self.add_dense("logits", in_size, num_goals, uniform_init(0.01))
+
+    def forward(self, ops, params, inputs):
+        return self.dense(ops, params, self.out, inputs[0])
+
+
+class GoalPolicy:
+    """Categorical actor and critic over [normalised state, (normalised env goal)]; TF1 names
+    agent/goal/actor/{trunk}, agent/goal/actor/logits/..., agent/goal/critic/{trunk},
+    agent/goal/critic/dense/..."""
+
+    def __init__(self, actor_net, critic_net, input_sizes, num_goals):
+        self.actor_trunk = build_net(actor_net, input_sizes, f"{GOAL_SCOPE}/actor")
+        self.actor_head = LogitsHead(self.actor_trunk.out_size, num_goals, f"{GOAL_SCOPE}/actor")
+        self.critic_trunk = build_net(critic_net, input_sizes, f"{GOAL_SCOPE}/critic")
+        self.critic_head = ValueHead(self.critic_trunk.out_size, f"{GOAL_SCOPE}/critic")
+        self.variables = {}
+        for net in (self.actor_trunk, self.actor_head, self.critic_trunk, self.critic_head):
+            self.variables.update(net.variables)
+        self.actor_vars = self.actor_trunk.trainable_variables() + self.actor_head.trainable_variables()
+        self.critic_vars = self.critic_trunk.trainable_variables() + self.critic_head.trainable_variables()
+        self.refresh_mirror()
+
+    def _logits(self, ops, params, inputs):
+        return self.actor_head.forward(ops, params, [self.actor_trunk.forward(ops, params, inputs)])
+
+    def _value(self, ops, params, inputs):
+        return self.critic_head.forward(ops, params, [self.critic_trunk.forward(ops, params, inputs)])
+
+    def logits(self, inputs):
+        return self._logits(TF_OPS, self.variables, inputs)
+
+    def critic(self, inputs):
+        return self._value(TF_OPS, self.variables, inputs)
+
+    def refresh_mirror(self):
+        self._params = {name: v.numpy() for name, v in self.variables.items()}
+
+    def probs_np(self, inputs):
+        return softmax_np(self._logits(NP_OPS, self._params, inputs).astype(np.float64))
+
+
+class GoalsAgent(PPOAgent):
+    NAME = "Goals"
+    CONFIG = GoalsAgentConfig
+    GOAL_START_FLAG = 1 << 1
+
+    def __init__(self, world, id, config):
+        self._step = 0
+        self._goal = 0
+        self._goal_logp = 0.0
+        self._stab_factor = 1.0
+        self._goal_start = False
+        super().__init__(world, id, config)
+
+    def __str__(self):
+        return f"{super().__str__()}, {self.config.num_goals} goals every {self.config.goal_steps} decisions"
+
+    # ---- set-up ----
+    def _load_params(self, config):
+        super()._load_params(config)
+        gamma = config.discount
+        self.val_min, self.val_max = -1 / (1 - gamma), 1 / (1 - gamma)   # stability rewards in [-1, 1]
+        self.val_fail = self.val_succ = 0.0
+        self.num_goals = config.num_goals
+        self.local_goal_mini_batch_size = max(int(np.ceil(config.goal_mini_batch_size / mpi_util.size())), 1)
+        self.stab_hab = np.ones(config.num_goals)
+        self.reward_hab = RewardHabituation(config.reward_habituation_factor, config.reward_restoration_factor)
+        self._batch_info = {}
+
+    def _buffer_fields(self):
+        return super()._buffer_fields() + [Field("goal_ids", (), np.int32), Field("goal_logps", (), np.float64),
+                                           Field("stab_habs", (), np.float64), Field("reward_habs", (), np.float64)]
+
+    def _goal_input_sizes(self):
+        return [self.get_state_size()] + ([self.get_goal_size()] if self.has_goal() else [])
+
+    def _input_sizes(self):
+        return self._goal_input_sizes() + [self.num_goals]
+
+    def _goal_input_spec(self):
+        return tuple(tf.TensorSpec([None, n], tf.float32) for n in self._goal_input_sizes())
+
+    def _build_nets(self):
+        super()._build_nets()
+        cfg = self.config
+        self.goal_policy = GoalPolicy(cfg.goal_actor_net, cfg.goal_critic_net, self._goal_input_sizes(), cfg.num_goals)
+        self.inverse_model = InverseModel(cfg.inverse_model_net, self.get_state_size(), self.get_action_size(),
+                                          cfg.num_goals)
+        gp, inv = self.goal_policy, self.inverse_model
+        self._goal_critic_tf = tf.function(lambda inputs: gp.critic(list(inputs)),
+                                           input_signature=[self._goal_input_spec()])
+        state = tf.TensorSpec([None, self.get_state_size()], tf.float32)
+        self._inverse_tf = tf.function(lambda s0, s1: inv(s0, s1), input_signature=[state, state])
+
+    def _build_losses(self):
+        super()._build_losses()
+        cfg, gp, inv = self.config, self.goal_policy, self.inverse_model
+        in_spec = self._goal_input_spec()
+        vec = tf.TensorSpec([None], tf.float32)
+        ids = tf.TensorSpec([None], tf.int32)
+        state = tf.TensorSpec([None, self.get_state_size()], tf.float32)
+        act = tf.TensorSpec([None, self.get_action_size()], tf.float32)
+
+        @tf.function(input_signature=[in_spec, ids, vec, vec])
+        def goal_actor_step(inputs, goal_ids, old_logp, adv):
+            with tf.GradientTape() as tape:
+                logp_all = tf.nn.log_softmax(gp.logits(list(inputs)))
+                logp = tf.gather(logp_all, goal_ids, axis=1, batch_dims=1)
+                loss, clip_frac = ppo_clip_loss(logp, old_logp, adv, cfg.ratio_clip)
+                entropy = -tf.reduce_mean(tf.reduce_sum(tf.exp(logp_all) * logp_all, axis=-1))
+                loss -= cfg.goal_entropy_weight * entropy
+            return loss, clip_frac, entropy, tape.gradient(loss, gp.actor_vars)
+
+        @tf.function(input_signature=[in_spec, vec])
+        def goal_critic_step(inputs, tar_vals):
+            with tf.GradientTape() as tape:
+                loss = critic_loss(tar_vals, gp.critic(list(inputs)))
+            return loss, tape.gradient(loss, gp.critic_vars)
+
+        @tf.function(input_signature=[state, state, act, ids, vec])
+        def inverse_step(s0, s1, norm_a, goal_ids, p_a):
+            with tf.GradientTape() as tape:
+                a_pred, logits = inv(s0, s1)
+                g = tf.one_hot(goal_ids, cfg.num_goals)
+                loss, _, _ = inverse_model_loss(norm_a, a_pred, g, tf.nn.softmax(logits), p_a,
+                                                cfg.inverse_model_goal_error_base)
+            return loss, tape.gradient(loss, inv.trainable_variables)
+
+        self._goal_actor_step = goal_actor_step
+        self._goal_critic_step = goal_critic_step
+        self._inverse_step = inverse_step
+
+    def _build_solvers(self):
+        super()._build_solvers()
+        cfg = self.config
+        self.goal_actor_solver = MPISolver("goal_actor", self.goal_policy.actor_vars, cfg.goal_actor_stepsize,
+                                           cfg.goal_momentum)
+        self.goal_critic_solver = MPISolver("goal_critic", self.goal_policy.critic_vars, cfg.goal_critic_stepsize,
+                                            cfg.goal_momentum)
+        self.inverse_solver = MPISolver("inverse", self.inverse_model.trainable_variables,
+                                        cfg.inverse_model_stepsize, cfg.inverse_model_momentum)
+
+    def _solvers(self):
+        return {**super()._solvers(), "goal_actor": self.goal_actor_solver, "goal_critic": self.goal_critic_solver,
+                "inverse": self.inverse_solver}
+
+    def _checkpoint_variables(self):
+        return {**super()._checkpoint_variables(), **self.goal_policy.variables, **self.inverse_model.variables}
+
+    def _on_params_changed(self):
+        super()._on_params_changed()
+        if hasattr(self, "goal_policy"):
+            self.goal_policy.refresh_mirror()
+
+    # ---- inputs ----
+    def _one_hot(self, goal_ids):
+        return np.eye(self.num_goals, dtype=np.float32)[np.asarray(goal_ids, dtype=np.int64)]
+
+    def _main_inputs(self, states, env_goals, goal_ids):
+        return self._norm_inputs(states, env_goals) + [self._one_hot(goal_ids)]
+
+    def _batch_inputs(self, slots):
+        buf = self.replay_buffer
+        return tuple(self._main_inputs(buf.get("states", slots), buf.get("goals", slots), buf.get("goal_ids", slots)))
+
+    def _norm_states(self, states):
+        return self.s_norm.normalize(states).astype(np.float32)
+
+    # ---- decisions ----
+    def reset(self):
+        super().reset()
+        self._step = 0
+
+    def _is_training_step(self):
+        return self.enable_training and self.mode in (Mode.TRAIN, Mode.TRAIN_END)
+
+    def _choose_goal(self, s, g):
+        probs = self.goal_policy.probs_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
+        if self._is_training_step():
+            goal = int(min(np.searchsorted(np.cumsum(probs), np.random.rand() * probs.sum()), self.num_goals - 1))
+            self._stab_factor = float(self.stab_hab[goal])
+            self.stab_hab = stability_habituation_step(self.stab_hab, goal, self.config.stability_habituation_factor,
+                                                       self.config.stability_restoration_factor)
+        else:
+            goal = int(np.argmax(probs))
+            self._stab_factor = float(self.stab_hab[goal])
+        self._goal, self._goal_logp = goal, float(np.log(max(probs[goal], 1e-30)))
+
+    def _decide_action(self, s, g):
+        goal_start = self._step % self.config.goal_steps == 0
+        if goal_start:
+            self._choose_goal(s, g)
+        self._step += 1
+        self._goal_start = goal_start
+        self._exp_action = self._enable_stoch_policy() and np.random.rand() < self.exp_params_curr.rate
+        model = self.model
+        inputs = self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal])
+        norm_a = model.actor_mean_np(inputs)[0].astype(np.float64)
+        logp = model.logp_at_mean_np
+        if self._exp_action:
+            noise = np.random.randn(norm_a.size)
+            norm_a += model.std_np * noise
+            logp -= 0.5 * float(noise @ noise)
+        extras = self.path.extras
+        extras["goal_ids"].append(self._goal)
+        extras["goal_logps"].append(self._goal_logp if goal_start else 0.0)
+        extras["stab_habs"].append(self._stab_factor)
+        return self.a_norm.unnormalize(norm_a), logp
+
+    def _record_flags(self):
+        return super()._record_flags() | (self.GOAL_START_FLAG if self._goal_start else 0)
+
+    def _record_reward(self):
+        super()._record_reward()
+        reward = self.path.rewards[-1]
+        factor = self.reward_hab.step(reward) if self._is_training_step() else self.reward_hab.value
+        self.path.extras["reward_habs"].append(factor)
+
+    def _log_val(self, s, g):
+        val = self.model.critic_np(self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal]))[0]
+        self.env.log_val(self.id, float((1 - self.config.discount) * val))
+
+    # ---- the action policy's PPO step (PPOAgent's, with these hooks) ----
+    def _fetch_batch_rewards(self, idx):
+        """Stability rewards of the slots idx (0 at path ends) from the inverse model as it is now;
+        keeps the batch's inverse-model statistics for the log and the goal policy."""
+        buf = self.replay_buffer
+        valid = ~buf.is_path_end(idx)
+        slots = idx[valid]
+        next_slots = (slots + 1) % buf.capacity
+        a_pred, logits = self._inverse_tf(self._norm_states(buf.get("states", slots)),
+                                          self._norm_states(buf.get("states", next_slots)))
+        a_pred = a_pred.numpy().astype(np.float64)
+        g_pred = softmax_np(logits.numpy().astype(np.float64))
+        norm_a = self.a_norm.normalize(buf.get("actions", slots))
+        goal_ids = buf.get("goal_ids", slots)
+        p_a = relative_likelihood(buf.get("logps", slots), self.model.logp_at_mean_np)
+        cfg = self.config
+        stab = stability_reward(norm_a, a_pred, goal_ids, g_pred, p_a, cfg.goal_error_factor,
+                                cfg.action_error_factor, cfg.action_error_discount)
+        rewards = np.zeros(idx.size)
+        rewards[valid] = stab
+        self._batch_stability = rewards
+        self._batch_info = {"inv_action_err": float(np.mean(np.abs(norm_a - a_pred))),
+                            "inv_goal_acc": float(np.mean(np.argmax(g_pred, axis=-1) == goal_ids)),
+                            "stability_mean": float(np.mean(stab))}
+        return rewards
+
+    def _compute_batch_vals(self, idx, is_end):
+        buf = self.replay_buffer
+        goal_ids = buf.get("goal_ids", idx).copy()
+        ends = np.nonzero(is_end)[0]
+        goal_ids[ends] = goal_ids[ends - 1]          # an end state is valued under its path's last goal
+        inputs = self._main_inputs(buf.get("states", idx), buf.get("goals", idx), goal_ids)
+        vals = self._critic_tf(tuple(inputs)).numpy().astype(np.float64)
+        vals[is_end & (buf.terminate[idx] != int(Terminate.Null))] = 0.0
+        return vals
+
+    def _compute_batch_new_vals(self, paths, rewards, vals):
+        """lambda-returns adv + V from GAE-lambda (Discount, TDLambda), 0 at end positions."""
+        new_vals = np.zeros_like(vals)
+        start = 0
+        for slots in paths:
+            n = len(slots) - 1
+            adv, _ = gae_lambda(rewards[start:start + n], vals[start:start + n + 1], self.config.discount,
+                                self.config.td_lambda)
+            new_vals[start:start + n] = adv + vals[start:start + n]
+            start += n + 1
+        return new_vals
+
+    # ---- the whole step ----
+    def _train_step(self):
+        super()._train_step()
+        info = dict(self._batch_info)
+        goal_batch, goal_counts = self._build_goal_batch()
+        info.update(self._update_goal_policy(goal_batch))
+        info["inv_loss"] = self._update_inverse_model()
+        info = mpi_util.reduce_dict_mean(info)
+        counts = mpi_util.reduce_sum(goal_counts)
+        columns = {
+            "Goal_Actor_Loss": info["goal_actor_loss"], "Goal_Critic_Loss": info["goal_critic_loss"],
+            "Goal_Clip_Frac": info["goal_clip_frac"], "Goal_Entropy": info["goal_entropy"],
+            "Goal_Return_Mean": info["goal_return_mean"], "InvModel_Loss": info["inv_loss"],
+            "InvModel_Action_Err": info["inv_action_err"], "InvModel_Goal_Acc": info["inv_goal_acc"],
+            "Stability_Reward_Mean": info["stability_mean"],
+            "Stability_Habituation_Min": float(mpi_util.reduce_min(float(self.stab_hab.min()))),
+            "Reward_Habituation": float(mpi_util.reduce_mean(self.reward_hab.value)),
+            "Goals_Used": goals_used(counts)}
+        for column in LOG_COLUMNS:
+            self.logger.log_tabular(column, columns[column])
+
+    def _build_goal_batch(self):
+        """The goal policy's samples from the stored paths (see the module docstring), and how often
+        each goal was chosen."""
+        cfg, buf = self.config, self.replay_buffer
+        parts = {name: [] for name in GoalBatch._fields}
+        start = 0
+        for slots in buf.path_slots():
+            n = len(slots) - 1
+            steps = slots[:-1]
+            stab = self._batch_stability[start:start + n]
+            start += n + 1
+            step_r = buf.get("reward_habs", steps) * buf.get("rewards", steps) + buf.get("stab_habs", steps) * stab
+            starts = np.nonzero(buf.get("flags", steps) & self.GOAL_START_FLAG)[0]
+            seg_r = np.add.reduceat(step_r, starts)
+            dec = steps[starts]
+            state_slots = np.append(dec, slots[-1])
+            inputs = self._norm_inputs(buf.get("states", state_slots), buf.get("goals", state_slots))
+            vals = self._goal_critic_tf(tuple(inputs)).numpy().astype(np.float64)
+            if buf.terminate[slots[-1]] != int(Terminate.Null):
+                vals[-1] = 0.0
+            adv, rtg = gae_lambda(seg_r, vals, cfg.goal_discount, cfg.goal_lambda)
+            for name, val in (("states", buf.get("states", dec)), ("env_goals", buf.get("goals", dec)),
+                              ("goals", buf.get("goal_ids", dec)), ("advantages", adv), ("rewards_to_go", rtg),
+                              ("values", vals[:-1]), ("logps", buf.get("goal_logps", dec))):
+                parts[name].append(val)
+        batch = GoalBatch(**{name: np.concatenate(vals) for name, vals in parts.items()})
+        return batch, np.bincount(batch.goals, minlength=self.num_goals).astype(np.float64)
+
+    def _update_goal_policy(self, batch):
+        cfg = self.config
+        n = batch.goals.size
+        inputs = self._norm_inputs(batch.states, batch.env_goals)
+        adv = batch.advantages
+        adv = np.clip((adv - adv.mean()) / (adv.std() + self.ADV_EPS), -cfg.norm_adv_clip, cfg.norm_adv_clip)
+        mini_batches = int(np.ceil(mpi_util.reduce_sum(n) / cfg.goal_mini_batch_size))
+        size = self.local_goal_mini_batch_size
+        totals = dict.fromkeys(("goal_actor_loss", "goal_critic_loss", "goal_clip_frac", "goal_entropy"), 0.0)
+        order = np.arange(n)
+        for _ in range(cfg.epochs):
+            np.random.shuffle(order)
+            for b in range(mini_batches):
+                sel = order[np.arange(b * size, (b + 1) * size) % n]
+                batch_in = tuple(x[sel] for x in inputs)
+                loss, clip_frac, entropy, grads = self._goal_actor_step(
+                    batch_in, batch.goals[sel].astype(np.int32), batch.logps[sel].astype(np.float32),
+                    adv[sel].astype(np.float32))
+                self.goal_actor_solver.update(grads)
+                c_loss, c_grads = self._goal_critic_step(batch_in, batch.rewards_to_go[sel].astype(np.float32))
+                self.goal_critic_solver.update(c_grads)
+                totals["goal_actor_loss"] += abs(float(loss))
+                totals["goal_critic_loss"] += float(c_loss)
+                totals["goal_clip_frac"] += float(clip_frac)
+                totals["goal_entropy"] += float(entropy)
+        self.goal_policy.refresh_mirror()
+        num = max(mini_batches * cfg.epochs, 1)
+        info = {k: v / num for k, v in totals.items()}
+        info["goal_return_mean"] = float(np.mean(batch.rewards_to_go))
+        return info
+
+    def _update_inverse_model(self):
+        """The inverse model's minibatches over this iteration's transitions; mean loss."""
+        cfg, buf = self.config, self.replay_buffer
+        idx = np.concatenate(buf.path_slots())
+        slots = idx[~buf.is_path_end(idx)]
+        s0 = self._norm_states(buf.get("states", slots))
+        s1 = self._norm_states(buf.get("states", (slots + 1) % buf.capacity))
+        norm_a = self.a_norm.normalize(buf.get("actions", slots)).astype(np.float32)
+        goal_ids = buf.get("goal_ids", slots).astype(np.int32)
+        p_a = relative_likelihood(buf.get("logps", slots), self.model.logp_at_mean_np).astype(np.float32)
+        mini_batches = int(np.ceil(mpi_util.reduce_sum(slots.size) / self.mini_batch_size))
+        size = self.local_mini_batch_size
+        order = np.arange(slots.size)
+        total = 0.0
+        for _ in range(cfg.epochs):
+            np.random.shuffle(order)
+            for b in range(mini_batches):
+                sel = order[np.arange(b * size, (b + 1) * size) % slots.size]
+                loss, grads = self._inverse_step(s0[sel], s1[sel], norm_a[sel], goal_ids[sel], p_a[sel])
+                self.inverse_solver.update(grads)
+                total += float(loss)
+        return total / max(mini_batches * cfg.epochs, 1)
+
+    # ---- resume ----
+    def resume_state(self):
+        return {**super().resume_state(), "goals/stab_hab": self.stab_hab,
+                "goals/reward_hab": np.array([self.reward_hab.value, self.reward_hab.mean, self.reward_hab.count])}
+
+    def load_resume_state(self, state):
+        super().load_resume_state(state)
+        self.stab_hab = np.array(state["goals/stab_hab"], dtype=np.float64)
+        value, mean, count = (float(x) for x in state["goals/reward_hab"])
+        self.reward_hab.value, self.reward_hab.mean, self.reward_hab.count = value, mean, int(count)
+

@@ -1,0 +1,145 @@
+"""GoalsAgent on the goals_point scene: config errors name their key; goals are chosen every
+GoalSteps decisions and kept between; a short training run logs every column; its checkpoint
+holds the three networks in TF1 names and loads into a fresh agent; --resume continues the run
+with its habituation state."""
+import json
+
+import numpy as np
+import pytest
+
+from tests.mpi_helpers import read_log
+from tests.test_learning_ppo import run_until
+
+from env.deepmimic_env import DeepMimicEnv
+from learning.agent_builder import load_agent_config
+from learning.agent_config import ConfigError
+from learning.checkpoint import read_checkpoint
+from learning.goals_agent import LOG_COLUMNS, GoalsAgent
+from learning.rl_world import RLWorld, update_world
+from learning.tf_util import limit_tf_threads, seed_rank
+from util.arg_parser import load_args
+from util.paths import project_root
+
+limit_tf_threads()
+
+ROOT = project_root()
+ARGS = str(ROOT / "args/train_goals_goals_point_args.txt")
+AGENT = json.loads((ROOT / "data/agents/ct_agent_goals.txt").read_text())
+FAST = {"BatchSize": 512, "MiniBatchSize": 64, "GoalMiniBatchSize": 16, "Epochs": 1, "OutputIters": 2}
+REQUIRED_COLUMNS = ["InvModel_Action_Err", "InvModel_Goal_Acc", "Stability_Reward_Mean",
+                    "Stability_Habituation_Min", "Reward_Habituation", "Goals_Used"]
+
+
+def write_agent(path, **overrides):
+    path.write_text(json.dumps({**AGENT, **FAST, **overrides}))
+    return path
+
+
+def make_world(tmp_path, *extra, seed=0, **overrides):
+    agent_file = write_agent(tmp_path / "agent.txt", **overrides)
+    args = load_args(["--arg_file", ARGS, "--agent_files", str(agent_file), "--output_path", str(tmp_path / "out"),
+                      "--int_output_path", "", "--tensorboard", "false", *map(str, extra)])
+    return RLWorld(DeepMimicEnv(args, seed=seed), args)
+
+
+
+
+@pytest.mark.parametrize("overrides,match", [
+    ({"NumGoals": 1}, "NumGoals: must be >= 2"),
+    ({"GoalSteps": 0}, "GoalSteps: must be >= 1"),
+    ({"GoalStep": 3}, "GoalStep: unknown key"),
+    ({"InverseModelGoalErrorBase": 1.5}, r"InverseModelGoalErrorBase: must be in \(0, 1\)"),
+    ({"StabilityRestorationFactor": -0.1}, r"StabilityRestorationFactor: must be in \[0, 1\]"),
+    ({"ActionErrorFactor": -1}, "ActionErrorFactor: must be >= 0"),
+    ({"GoalDiscount": 1.0}, r"GoalDiscount: must be in \[0, 1\)"),
+    ({"InverseModelNet": "nope"}, "InverseModelNet: unknown net 'nope'"),
+    ({"NumGoals": "four"}, "NumGoals: expects an integer"),
+])
+def test_config_errors_name_the_key(tmp_path, overrides, match):
+    path = write_agent(tmp_path / "agent.txt", **overrides)
+    with pytest.raises(ConfigError, match=match):
+        load_agent_config(str(path))
+
+
+def test_config_missing_required_net(tmp_path):
+    data = {k: v for k, v in {**AGENT, **FAST}.items() if k != "GoalActorNet"}
+    path = tmp_path / "agent.txt"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="GoalActorNet: required key missing"):
+        load_agent_config(str(path))
+
+
+def test_defaults_and_registry(tmp_path):
+    cls, config, _ = load_agent_config(str(write_agent(tmp_path / "agent.txt")))
+    assert cls is GoalsAgent and config.num_goals == 4 and config.goal_steps == 10
+
+
+def test_goals_chosen_every_goal_steps(tmp_path):
+    seed_rank(3)
+    world = make_world(tmp_path, GoalSteps=4)
+    agent = world.agents[0]
+    while len(agent.path.actions) < 13:
+        update_world(world, 1 / 60)
+    flags = np.array(agent.path.flags)
+    starts = np.nonzero(flags & GoalsAgent.GOAL_START_FLAG)[0]
+    assert list(starts[starts < 13]) == [0, 4, 8, 12]
+    goal_ids = np.array(agent.path.extras["goal_ids"])
+    for s in (0, 4, 8):
+        assert np.all(goal_ids[s:s + 4] == goal_ids[s])
+    logps = np.array(agent.path.extras["goal_logps"])
+    assert np.all(logps[starts] < 0) and np.all(np.delete(logps, starts) == 0)
+    assert len(agent.path.extras["reward_habs"]) == len(agent.path.rewards)
+    world.shutdown()
+
+
+def test_training_logs_checkpoints_and_resume(tmp_path):
+    seed_rank(4)
+    world = make_world(tmp_path)
+    agent = world.agents[0]
+    run_until(world, 4)
+    world.save_outputs()
+    out = tmp_path / "out"
+    header, rows = read_log(out / "agent0_log.txt")
+    for column in REQUIRED_COLUMNS + list(LOG_COLUMNS) + ["Actor_Loss", "Critic_Loss"]:
+        assert column in header, column
+    assert len(rows) == 4 and np.all(np.isfinite(rows))
+    col = {name: rows[:, i] for i, name in enumerate(header)}
+    assert np.all((col["InvModel_Goal_Acc"] >= 0) & (col["InvModel_Goal_Acc"] <= 1))
+    assert np.all((col["Stability_Reward_Mean"] >= -1) & (col["Stability_Reward_Mean"] <= 1))
+    assert np.all((col["Stability_Habituation_Min"] >= 0) & (col["Stability_Habituation_Min"] <= 1))
+    assert np.all((col["Reward_Habituation"] >= 0) & (col["Reward_Habituation"] <= 1))
+    assert np.all((col["Goals_Used"] >= 1) & (col["Goals_Used"] <= 4))
+
+    tensors = read_checkpoint(str(out / "agent0_model.ckpt"))
+    for prefix in ("agent/goal/actor/", "agent/goal/critic/", "agent/main/actor/", "agent/main/critic/",
+                   "agent/inverse/", "agent/resource/s_norm/"):
+        assert any(name.startswith(prefix) for name in tensors), prefix
+    assert "agent/goal/actor/logits/kernel" in tensors and "agent/inverse/goal_logits/kernel" in tensors
+    assert tensors["agent/main/actor/0/dense/kernel"].shape == (4 + 4, 64)   # state + one-hot goal
+
+    # a fresh agent loads the model: identical variables and goal probabilities
+    (tmp_path / "fresh").mkdir()
+    fresh = make_world(tmp_path / "fresh", seed=9)
+    other = fresh.agents[0]
+    other.load_model(str(out / "agent0_model.ckpt"))
+    for name, var in agent._checkpoint_variables().items():
+        np.testing.assert_array_equal(var.numpy(), other._checkpoint_variables()[name].numpy(), err_msg=name)
+    s = np.array([0.3, -0.2, 0.1, 0.0])
+    np.testing.assert_allclose(other.goal_policy.probs_np(other._norm_inputs(s[None], np.zeros((1, 0)))),
+                               agent.goal_policy.probs_np(agent._norm_inputs(s[None], np.zeros((1, 0)))), rtol=1e-6)
+    fresh.shutdown()
+
+    # --resume: iteration, habituation and solver state continue
+    stab_hab, reward_hab = agent.stab_hab.copy(), agent.reward_hab.value
+    world.shutdown()
+    resumed = make_world(tmp_path, "--resume", "true", seed=5)
+    ragent = resumed.agents[0]
+    assert ragent.iter == agent.iter and ragent.total_sample_count == agent.total_sample_count
+    np.testing.assert_array_equal(ragent.stab_hab, stab_hab)
+    assert ragent.reward_hab.value == reward_hab
+    assert ragent.inverse_solver.iter == agent.inverse_solver.iter
+    np.testing.assert_array_equal(ragent.goal_actor_solver.slots[0].numpy(), agent.goal_actor_solver.slots[0].numpy())
+    run_until(resumed, agent.iter + 1)
+    header, rows = read_log(out / "agent0_log.txt")
+    assert len(rows) == 5
+    resumed.shutdown()
