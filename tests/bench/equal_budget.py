@@ -17,12 +17,12 @@ scenes: ours (DeepMimic's reward and falls; episodes cut at --episode_time) and 
 reward, its own 20 s cap and fall rule). Our checkpoints load into the port only when ours are
 written under the 2018 names (learning/checkpoint.py); otherwise that cell says why not.
 
-Stages keep their results in DIR (port_<seed>/, ours_<seed>/, results.json), so a long run can be
-continued stage by stage. The port's training is the long pole (~90-130 samples/s on this machine).
+Stages keep their results in DIR (port_<seed>/, ours_<seed>/ with training.json and eval.json,
+results.json), so a long run can be continued stage by stage (--sides evaluates one side). The
+port's training is the long pole (~90-130 samples/s on this machine).
 """
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -148,15 +148,16 @@ def train_ours(out_dir, seeds, samples, num_workers):
         write_json(run / "training.json", training)
 
 
-def evaluate_all(out_dir, seeds, episodes, episode_time):
-    """{side_seed: {"in_ours": ..., "in_port": ...}} for every trained policy."""
+def evaluate_all(out_dir, seeds, episodes, episode_time, sides=("port", "ours")):
+    """{side_seed: {"in_ours": ..., "in_port": ...}} for every trained policy of `sides`; each
+    policy's cell is also kept in its run folder (eval.json), so sides can be evaluated apart."""
     results = {}
-    for side in ("port", "ours"):
+    for side in sides:
         for seed in seeds:
             run = out_dir / f"{side}_{seed}"
             model = str(run / MODEL_NAME)
-            if not Path(model + ".index").is_file():
-                results[f"{side}_{seed}"] = {"status": f"no checkpoint {model}"}
+            if not (run / "training.json").is_file():
+                results[f"{side}_{seed}"] = {"status": f"not trained: no {run / 'training.json'}"}
                 continue
             cell = {}
             ours_spec = {"arg_file": OUR_ARGS, "seed": 100 + seed, "agent_args": our_agent_args(),
@@ -170,8 +171,20 @@ def evaluate_all(out_dir, seeds, episodes, episode_time):
                 except SystemExit as failure:
                     cell[name] = {"status": f"unavailable: {str(failure).splitlines()[-1]}"}
                 print(f"{side} seed {seed} {name}: {json.dumps(cell[name])[:300]}", flush=True)
+            write_json(run / "eval.json", cell)
             results[f"{side}_{seed}"] = cell
     return results
+
+
+def stored_evaluations(out_dir, seeds):
+    """The eval.json of every run folder that has one."""
+    cells = {}
+    for side in ("port", "ours"):
+        for seed in seeds:
+            path = out_dir / f"{side}_{seed}" / "eval.json"
+            if path.is_file():
+                cells[f"{side}_{seed}"] = json.loads(path.read_text())
+    return cells
 
 
 def spread(values):
@@ -218,6 +231,8 @@ def main(argv=None):
     p.add_argument("--stage", default="all", choices=["all", "train_port", "train_ours", "evaluate"])
     p.add_argument("--episodes", type=int, default=8)
     p.add_argument("--episode_time", type=float, default=20.0, help="our scene's episode cut (s)")
+    p.add_argument("--sides", nargs="+", default=["port", "ours"], choices=["port", "ours"],
+                   help="which side's policies the evaluate stage evaluates")
     p.add_argument("--json", help="write the result to this file as well")
     args = p.parse_args(argv)
     out_dir = Path(args.output).resolve()
@@ -227,7 +242,8 @@ def main(argv=None):
     if args.stage in ("all", "train_ours"):
         train_ours(out_dir, args.seeds, args.samples, args.num_workers)
     if args.stage in ("all", "evaluate"):
-        evaluation = evaluate_all(out_dir, args.seeds, args.episodes, args.episode_time)
+        evaluate_all(out_dir, args.seeds, args.episodes, args.episode_time, args.sides)
+        evaluation = stored_evaluations(out_dir, args.seeds)
         result = {"config": vars(args), "per_policy": evaluation,
                   **summarise(out_dir, args.seeds, evaluation)}
         write_json(out_dir / "results.json", result)
