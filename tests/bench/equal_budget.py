@@ -202,6 +202,7 @@ def summarise(out_dir, seeds, evaluation):
             if cells:
                 summary[f"{side}_{scene}"] = {
                     "seeds": len(cells),
+                    "return": spread([c["mean_return"] for c in cells]),
                     "reward_per_decision": spread([c["mean_reward_per_decision"] for c in cells]),
                     "length_s": spread([c["mean_length_s"] for c in cells]),
                     "falls": [c["falls"] for c in cells], "episodes": cells[0]["episodes"]}
