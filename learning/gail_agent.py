@@ -389,15 +389,7 @@ class GAILAgent(PPOAgent):
             self.logger.log_tabular(column, info[name])
 
     def _trpo_train_step(self):
-        buf = self.replay_buffer
-        paths = buf.path_slots()
-        idx = np.concatenate(paths)
-        is_end = buf.is_path_end(idx)
-        rewards = self._fetch_batch_rewards(idx)
-        vals = self._compute_batch_vals(idx, is_end)
-        new_vals = self._compute_batch_new_vals(paths, rewards, vals)
-        valid_pos = np.nonzero(~is_end)[0]
-        exp_pos = np.nonzero(buf.filter_masks[self.EXP_ACTION_FLAG][idx])[0]
+        idx, is_end, rewards, vals, new_vals, valid_pos, exp_pos = self._prepare_batch()
 
         adv = new_vals[exp_pos] - vals[exp_pos]
         count, total, total_sq = mpi_util.reduce_sum(np.array([adv.size, adv.sum(), np.square(adv).sum()]))

@@ -132,17 +132,23 @@ class PPOAgent(PGAgent):
             start += n + 1
         return new_vals
 
-    def _train_step(self):
-        cfg, buf = self.config, self.replay_buffer
+    def _prepare_batch(self):
+        """The stored paths as one batch: (slots, is_end, rewards, values, TD(lambda) returns,
+        positions of the non-end slots, positions of the exploratory slots)."""
+        buf = self.replay_buffer
         paths = buf.path_slots()
         idx = np.concatenate(paths)
         is_end = buf.is_path_end(idx)
         rewards = self._fetch_batch_rewards(idx)
         vals = self._compute_batch_vals(idx, is_end)
         new_vals = self._compute_batch_new_vals(paths, rewards, vals)
-
         valid_pos = np.nonzero(~is_end)[0]
         exp_pos = np.nonzero(buf.filter_masks[self.EXP_ACTION_FLAG][idx])[0]
+        return idx, is_end, rewards, vals, new_vals, valid_pos, exp_pos
+
+    def _train_step(self):
+        cfg = self.config
+        idx, is_end, rewards, vals, new_vals, valid_pos, exp_pos = self._prepare_batch()
         global_count = int(mpi_util.reduce_sum(valid_pos.size))
         mini_batches = int(np.ceil(global_count / self.mini_batch_size))
 
