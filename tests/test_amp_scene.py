@@ -206,6 +206,24 @@ def test_heading_goal_reward_and_target_changes():
     env.shutdown()
 
 
+def test_task_scenes_keep_deepmimics_quirks():
+    """cSceneTargetAMP skips cSceneImitateAMP's argument parsing (AMP observations stay global
+    whatever --enable_amp_obs_local_root says) and its controller stamps the action's start one
+    update late (the step's speed divides by 19/600 s, not 1/30 s)."""
+    for arg_file in (HEADING_ARGS, TARGET_ARGS):
+        env = make_env(arg_file, "--enable_amp_obs_local_root", "true", "--enable_test_time_warp", "true")
+        scene = env.scene
+        assert scene.amp_obs.local_root is False and scene.time_warper is None
+        step_decision(env)
+        assert scene.ctrl.time - scene.prev_action_time == pytest.approx(1 / 30 - 1 / 600)
+        com, com_vel = scene._com_step_velocity()
+        np.testing.assert_allclose(com_vel, (com - scene.prev_action_com) * 600 / 19, rtol=1e-9)
+        env.shutdown()
+    walk = make_env(WALK_ARGS, "--enable_amp_obs_local_root", "true")
+    assert walk.scene.amp_obs.local_root is True
+    walk.shutdown()
+
+
 def test_target_goal_reward_and_failure():
     env = make_env(TARGET_ARGS, seed=4)
     scene = env.scene

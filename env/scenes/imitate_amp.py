@@ -80,6 +80,8 @@ def _with_arg(arg_parser, key, value):
 
 class ImitateAMPScene(ImitateScene):
     name = "imitate_amp"
+    # Whether enable_amp_obs_local_root and enable_test_time_warp are read (see TargetAMPScene).
+    reads_amp_obs_args = True
 
     def __init__(self, arg_parser, rng, update_timestep):
         args = arg_parser
@@ -95,18 +97,16 @@ class ImitateAMPScene(ImitateScene):
         self.motion_set = motion_set or MotionSet([self.motion], [1.0])
         self._activate_motion(self.motion_set.motions[0])
 
-        self.amp_obs = AMPObsBuilder(self.char_desc, args.parse_bool("enable_amp_obs_local_root", False))
+        local_root = self.reads_amp_obs_args and args.parse_bool("enable_amp_obs_local_root", False)
+        self.amp_obs = AMPObsBuilder(self.char_desc, local_root)
         self.amp_hist = deque()     # (pose, vel) at the previous decisions, newest first
         self._init_hist()
         self.time_warper = None
-        if args.parse_bool("enable_test_time_warp", True) and self.supports_time_warp():
+        if self.reads_amp_obs_args and args.parse_bool("enable_test_time_warp", True):
             max_time = max(self.timer_params.time_max, self.timer_params_end.time_max)
             if math.isfinite(max_time):
                 self.time_warper = TimeWarper(int(math.ceil(self.ctrl.params.query_rate * max_time)) + 2)
 
-    def supports_time_warp(self):
-        """Task scenes score tests with their task reward instead."""
-        return True
 
     def _activate_motion(self, motion):
         self.motion = motion

@@ -10,7 +10,8 @@ Task reward (0 after a fall or when the root is farther than tar_fail_dist from 
     r_vel = 1 within target_succ_dist (default 0.5) of the target, else 0 if v < 0, else
             exp(-(4 / v*^2) e^2) with e = v* - v (e = max(e, 0) with enable_min_tar_vel),
 v* = tar_speed (default 1), v = the centre-of-mass displacement toward the target over the last
-control step (since the last action) divided by its duration. pos_reward_scale defaults to 1.
+control step (since the last action) divided by its duration less one update (DeepMimic's timing,
+see _record_action_start). pos_reward_scale defaults to 1.
 Termination: falls, and the root farther than tar_fail_dist (default inf) from the target
 (Fail). No test-time warping: test returns are task returns.
 """
@@ -31,6 +32,11 @@ MARKER_SIZE = np.array([0.2, 0.2, 0.2])
 
 class TargetAMPScene(ImitateAMPScene):
     name = "target_amp"
+    # DeepMimic's cSceneTargetAMP parses, initialises and resets through cSceneImitate, skipping
+    # cSceneImitateAMP, so its task scenes never read enable_amp_obs_local_root (AMP observations
+    # keep the global root rotation and velocity, whatever the args say) nor enable_test_time_warp
+    # (test returns are task returns). Kept: policies trained there expect those observations.
+    reads_amp_obs_args = False
     TIMER_DEFAULTS = (1.0, 5.0)
 
     def __init__(self, arg_parser, rng, update_timestep):
@@ -54,8 +60,6 @@ class TargetAMPScene(ImitateAMPScene):
         self.prev_action_time = 0.0
         self.prev_action_com = np.zeros(3)
 
-    def supports_time_warp(self):
-        return False
 
     def enable_amp_task_reward(self):
         return True
@@ -93,8 +97,12 @@ class TargetAMPScene(ImitateAMPScene):
         super().set_action(agent_id, action)
 
     def _record_action_start(self):
-        """Controller time and centre of mass when the current action started."""
-        self.prev_action_time = self.ctrl.time
+        """Centre of mass when the current action started, and that time as DeepMimic stamps it:
+        its controller records the time one update (1/600 s) after the decision while taking the
+        centre of mass at the decision, so its mean velocity over a control step is the
+        displacement over 1/30 s divided by 19/600 s (x 20/19). Kept: the task args' speeds were
+        tuned with it."""
+        self.prev_action_time = self.ctrl.time + self.update_timestep
         self.prev_action_com = self.calc_com()
 
     def calc_com(self):

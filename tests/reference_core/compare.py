@@ -56,6 +56,11 @@ def compare_resets(ours, theirs, case):
 
 
 def compare_expert(ours, theirs, case):
+    """Expert observations after both sides reset to the same pinned state: the root height is
+    taken above the reference origin, which a reset's ground-intersection lift moves."""
+    for side in (ours, theirs):
+        side.set_pins(**C.pins_for(case, C.RESET_TIMES[0]))
+        side.reset()
     out = {}
     for t in C.EXPERT_TIMES:
         _pin(ours, theirs, expert_time=t)

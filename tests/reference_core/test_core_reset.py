@@ -40,10 +40,8 @@ def test_reset_equal(make_sides, tmp_path, name):
         assert not bad, f"{name} reset at {t} s: {bad}"
 
 
-# Known difference (failing for heading_amp / target_amp, cause not found yet): with
-# enable_amp_obs_local_root true the expert observation's root rotation (normal, tangent x/z) and
-# root velocities (x/z) differ by up to 0.19; end effectors, joints and everything without local
-# root agree to 2e-8 (checked with --enable_amp_obs_local_root false on both sides).
+# heading_amp / target_amp set enable_amp_obs_local_root true, which the core's task scenes never
+# read (TargetAMPScene.reads_amp_obs_args): this test caught that.
 @pytest.mark.parametrize("name", [n for n in C.AMP_NAMES + C.TASK_NAMES if not n.endswith("test_mode")])
 def test_expert_amp_obs_equal(make_sides, tmp_path, name):
     case = C.all_cases(tmp_path)[name]

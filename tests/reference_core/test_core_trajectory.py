@@ -13,7 +13,6 @@ two simulations are different engines (pybullet 3.2.7 in double precision with o
 PD, against Debian's Bullet 3.24 in single precision with DeepMimic's Eigen PD), so states drift
 apart from 1e-7 at reset as contacts and torque clamps amplify rounding: see the bounds below.
 """
-import numpy as np
 import pytest
 
 from tests.reference_core import cases as C
@@ -34,12 +33,9 @@ TIME_WARP_TOL = 0.005
 STATE_MEAN_TOL = 0.03
 AMP_OBS_MEAN_TOL = 0.05
 
-# Known differences (failing, see the report): heading_amp's task reward is ~0.011 higher in the
-# core. Their cDeepMimicCharController::HandleNewAction stamps mPrevActionTime one update (1/600 s)
-# after the decision while taking mPrevActionCOM at it, so their COM speed over a control step is
-# the displacement over 1/30 s divided by 19/600 s (x 20/19): a bug of theirs; ours divides by the
-# step's true duration. target_amp's velocity term has the same quirk (unseen here: the target case
-# is dominated by its position term).
+# heading_amp / target_amp: the core's controller stamps the action's start one update (1/600 s)
+# after the decision while taking the centre of mass at it (speed x 20/19); ours does the same
+# (TargetAMPScene._record_action_start): this test caught it.
 TRAJ_NAMES = C.IMITATE_NAMES + C.AMP_NAMES + C.TASK_NAMES
 
 
