@@ -329,3 +329,33 @@ def test_dribble_args_files(name):
         assert args.parse_bools("train_agents") == [False]
     else:
         assert args.parse_float("anneal_samples") == 32e6
+
+
+# ---- viewer ------------------------------------------------------------------------------
+
+def test_viewer_draws_a_two_coloured_ball_and_a_flag_with_a_success_circle(env, scene):
+    from env.render import meshes
+    from env.render.draw_list import build_frame
+
+    tilt = math_util.quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), 0.4)
+    place_ball(scene, (3.0, 0.2, 1.0), tilt)
+    scene.target_pos = np.array([3.6, 0.0, 1.0])
+    solids, lines = scene.draw_task_objects()
+    (_, size_a, pos_a, rot_a, color_a), (_, _, pos_b, rot_b, color_b) = solids[:2]
+    assert [s[0] for s in solids] == ["hemisphere", "hemisphere", "box", "box"]
+    np.testing.assert_allclose(pos_a, [3.0, 0.2, 1.0], atol=1e-9)
+    np.testing.assert_allclose(size_a, [0.4] * 3)
+    # the two halves: the ball's own up axis, and its opposite
+    up = math_util.quat_rotate(tilt, np.array([0.0, 1.0, 0.0]))
+    np.testing.assert_allclose(math_util.quat_rotate(rot_a, np.array([0.0, 1.0, 0.0])), up, atol=1e-6)
+    np.testing.assert_allclose(math_util.quat_rotate(rot_b, np.array([0.0, 1.0, 0.0])), -up, atol=1e-6)
+    assert not np.allclose(color_a, color_b)
+    points, red = lines[0]
+    np.testing.assert_allclose(np.hypot(points[:, 0] - 3.6, points[:, 2] - 1.0), 0.5)   # target_succ_dist
+    place_ball(scene, (3.3, 0.2, 1.0))                                                   # inside the circle
+    _, green_lines = scene.draw_task_objects()
+    assert green_lines[0][1][1] > 0.5 > red[1]
+    frame = build_frame(scene.draw_characters(), scene.draw_projectiles(), task_objects=scene.draw_task_objects())
+    assert [s.key for s in frame.solids[-4:-2]] == [("hemisphere", 0.4)] * 2
+    positions, normals, _ = meshes.build(("hemisphere", 0.4))
+    assert positions[:, 1].min() >= 0.0 and np.allclose(np.linalg.norm(positions, axis=1), 0.2, atol=1e-6)
