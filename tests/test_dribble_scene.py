@@ -210,6 +210,7 @@ def test_reset_places_the_ball_around_the_pre_reset_root_then_the_target_around_
         assert ball[1] == pytest.approx(0.2, abs=1e-9) and scene.target_pos[1] == 0.0
         np.testing.assert_allclose(scene.sim_char.get_root_pos()[[0, 2]], 0.0, atol=1e-9)
         np.testing.assert_allclose(scene.prev_action_ball, ball)
+        assert env.check_terminate(0) == Terminate.Fail     # ball > 20 m from the reset root: "fallen"
     assert 0.5 <= min(ball_dists) and max(ball_dists) <= 10.0 and max(ball_dists) - min(ball_dists) > 5
     assert 0.2 <= min(target_dists) and max(target_dists) <= 10.0 and max(target_dists) - min(target_dists) > 5
 

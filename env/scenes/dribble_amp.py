@@ -7,10 +7,13 @@ Placement, all on the ground, angles a ~ U(-pi, pi):
     target = ball + r (cos a, 0, sin a),  r ~ U(ball_radius, max_target_dist)        (max 3)
 Reset order (DeepMimic's): ball timer reset, ball placed around the root as it is BEFORE the reset
 (where the last episode ended; the first episode: the initial pose), then the character resets
-(root to x = z = 0), then the target around the ball. Kept as is (probable bug): a ball can start
-up to 20 m from the character. In the episode: target timer end (rand_target_time_min/max, 50 and
-100 s here) -> new target around the ball; ball timer end (rand_tar_obj_time_min/max, 100 and 200 s)
--> ball re-placed around the root.
+(root to x = z = 0), then the target around the ball. Kept as is (probable bug): after an episode that
+ended far from the origin the ball starts more than 2 max_tar_obj_dist from the character, and
+that episode fails at once (see "fallen"). Also kept: a target can be drawn inside the success circle (r from
+ball_radius < target_succ_dist), and the episode then succeeds at its first update.
+In the episode: target timer end (rand_target_time_min/max, 50 and 100 s here) -> new target
+around the ball; ball timer end (rand_tar_obj_time_min/max, 100 and 200 s) -> ball re-placed
+around the root.
 Goal (3): w = horizontal target - ball; (x, z of w / |w| in the heading frame, |w|); ((1, 0), |w|)
 when |w| <= 1e-4. Default norm groups (running normalisation).
 State: the controller's state followed by 15 ball features, offset 0, scale 1, running
