@@ -105,7 +105,10 @@ class DeepMimicEnv(Env):
 
     # ---- per agent: sizes and normalisation ----
     def _state_layout(self):
-        return self._agents().ctrl.state_layout
+        """The policy state's layout: the scene's own when it appends task features to the
+        controller's state (dribble_amp), else the controller's."""
+        agents = self._agents()
+        return getattr(agents, "state_layout", None) or agents.ctrl.state_layout
 
     def _action_layout(self):
         return self._agents().ctrl.action_layout

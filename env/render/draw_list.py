@@ -49,9 +49,11 @@ def character_solids(char_desc, body_pos, body_rot, alpha=None):
     return solids
 
 
-def build_frame(characters, projectiles=(), draw_ref=True, traces=()):
-    """Frame from the scene's characters and projectiles, plus trace polylines (points, color)."""
-    frame = Frame(lines=list(traces))
+def build_frame(characters, projectiles=(), draw_ref=True, traces=(), task_objects=((), ())):
+    """Frame from the scene's characters and projectiles, plus trace polylines (points, color) and
+    the scene's task objects: (solids as (shape, size, pos, rot, color), lines as (points, color))."""
+    object_solids, object_lines = task_objects
+    frame = Frame(lines=list(traces) + list(object_lines))
     has_sim = any(kind == "sim" for *_, kind in characters)
     for char_desc, body_pos, body_rot, kind in characters:
         if kind == "kin" and has_sim:
@@ -61,4 +63,6 @@ def build_frame(characters, projectiles=(), draw_ref=True, traces=()):
             frame.solids += character_solids(char_desc, body_pos, body_rot)
     for size, pos, rot in projectiles:
         frame.solids.append(Solid(shape_key("box", size), rigid_matrix(pos, rot), PROJECTILE_COLOR))
+    for shape, size, pos, rot, color in object_solids:
+        frame.solids.append(Solid(shape_key(shape, size), rigid_matrix(pos, rot), np.asarray(color, dtype=float)))
     return frame

@@ -3,7 +3,8 @@
 A mesh is (positions (N,3) float32, normals (N,3) float32, indices (M,) uint32), counter-clockwise
 triangles seen from outside. Shapes follow the character file: a sphere of a given diameter, a
 capsule of a given diameter whose cylinder part has a given length along y, a box of given full
-extents. A shape key is a hashable tuple: ('sphere', d), ('capsule', d, length), ('box', x, y, z).
+extents; scene objects may also use a hemisphere. A shape key is a hashable tuple: ('sphere', d),
+('hemisphere', d), ('capsule', d, length), ('box', x, y, z).
 """
 import numpy as np
 
@@ -17,11 +18,23 @@ def capsule(diameter, length, slices=SLICES, stacks=STACKS):
     The equator ring is duplicated (one copy per hemisphere) so the tube between the two copies
     gets the horizontal normals of a cylinder.
     """
-    radius = diameter / 2
     upper = np.linspace(np.pi / 2, 0.0, stacks + 1)
     lower = np.linspace(0.0, -np.pi / 2, stacks + 1)
     lats = np.concatenate([upper, lower])
     shifts = np.concatenate([np.full(stacks + 1, length / 2), np.full(stacks + 1, -length / 2)])
+    return _latitude_grid(diameter / 2, lats, shifts, slices)
+
+
+def hemisphere(diameter, slices=SLICES, stacks=STACKS):
+    """The upper half (y >= 0) of a sphere, open at the equator: two of them, one turned upside
+    down, make a two-coloured sphere (the dribble ball, whose spin then shows)."""
+    lats = np.linspace(np.pi / 2, 0.0, stacks + 1)
+    return _latitude_grid(diameter / 2, lats, np.zeros(stacks + 1), slices)
+
+
+def _latitude_grid(radius, lats, shifts, slices):
+    """Rings of the sphere of `radius` at latitudes `lats` (top to bottom), each moved up by its
+    shift along y, joined by quads."""
     lons = np.linspace(0.0, 2 * np.pi, slices + 1)
     lat, lon = np.meshgrid(lats, lons, indexing="ij")
     normals = np.stack([np.cos(lat) * np.sin(lon), np.sin(lat), np.cos(lat) * np.cos(lon)], axis=-1)
@@ -63,16 +76,16 @@ def box(size_x, size_y, size_z):
 
 def shape_key(shape, size):
     """The mesh key of a character-file body: shape name and its Param0-2 (`size`)."""
-    if shape == "sphere":
-        return ("sphere", round(float(size[0]), 6))
+    if shape in ("sphere", "hemisphere"):
+        return (shape, round(float(size[0]), 6))
     if shape == "capsule":
         return ("capsule", round(float(size[0]), 6), round(float(size[1]), 6))
     if shape == "box":
         return ("box",) + tuple(round(float(s), 6) for s in size[:3])
-    raise ValueError(f"unknown shape {shape!r} (sphere, capsule, box)")
+    raise ValueError(f"unknown shape {shape!r} (sphere, hemisphere, capsule, box)")
 
 
-_BUILDERS = {"sphere": sphere, "capsule": capsule, "box": box}
+_BUILDERS = {"sphere": sphere, "hemisphere": hemisphere, "capsule": capsule, "box": box}
 
 
 def build(key):

@@ -229,7 +229,7 @@ class Viewer:
         traces = [(np.array(points), TRACE_COLORS[i % len(TRACE_COLORS)])
                   for i, points in enumerate(self.traces or [])]
         return build_frame(self.scene.draw_characters(), self.scene.draw_projectiles(),
-                           self.draw_ref, traces)
+                           self.draw_ref, traces, self.scene.draw_task_objects())
 
     def _traced_points(self):
         """Root and end-effector positions of the first simulated (else kinematic) character."""

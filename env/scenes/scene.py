@@ -112,6 +112,11 @@ class Scene:
     def draw_projectiles(self):
         return []
 
+    def draw_task_objects(self):
+        """(solids as (shape, size, pos, rot, colour), lines as (points, colour)) that show the
+        task (dribble_amp: the ball, the target flag and its circle)."""
+        return [], []
+
     def apply_force(self, body_id, force, world_pos):
         pass
 

@@ -11,6 +11,7 @@ SCENES = {
     "imitate_amp": "env.scenes.imitate_amp:ImitateAMPScene",
     "target_amp": "env.scenes.target_amp:TargetAMPScene",
     "heading_amp": "env.scenes.heading_amp:HeadingAMPScene",
+    "dribble_amp": "env.scenes.dribble_amp:DribbleAMPScene",
     "goals_point": "env.scenes.goals_point:GoalsPointScene",
 }
 
