@@ -11,6 +11,7 @@ SCENES = {
     "imitate_amp": "env.scenes.imitate_amp:ImitateAMPScene",
     "target_amp": "env.scenes.target_amp:TargetAMPScene",
     "heading_amp": "env.scenes.heading_amp:HeadingAMPScene",
+    "heading_amp_getup": "env.scenes.heading_amp_getup:HeadingAMPGetupScene",
     "goals_point": "env.scenes.goals_point:GoalsPointScene",
 }
 
