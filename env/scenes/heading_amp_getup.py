@@ -60,7 +60,7 @@ class HeadingAMPGetupScene(HeadingAMPScene):
 
         self.getup_time = max((self.motion_set.motions[i].duration for i in self.getup_motion_ids), default=0.0)
         self.getup_timer = Timer(TimerParams(time_min=self.getup_time, time_max=self.getup_time))
-        self.getup_timer.max_time = self.getup_time
+        self.getup_timer.reset(self.rng)    # max_time = T_g (min = max: no random draw)
         self.end_getup()
 
     # ---- getup timer -----------------------------------------------------------------------
