@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup train test test-slow test-reference bench view clean
+.PHONY: setup train test test-slow test-reference bench view clean data-extra
 
 $(STAMP): requirements.txt requirements-bench.txt
 	bash scripts/install_system_deps.sh
@@ -19,6 +19,11 @@ setup: $(STAMP)
 # Train the walk skill with 2 MPI workers into output/.
 train: $(STAMP)
 	$(PY) mpi_run.py --num_workers 2 --arg_file args/train_humanoid3d_walk_args.txt $(ARGS)
+
+# DeepMimic's clips not shipped here (motions/sie CC BY-NC, motions/amass AMASS licence, motions/long
+# 20 MB), from github.com/xbpeng/DeepMimic at a pinned commit, checked by hash.
+data-extra: $(STAMP)
+	$(PY) scripts/fetch_data_extra.py $(ARGS)
 
 # Fast test suite (CI). Slow tests: make test-slow.
 test: $(STAMP)

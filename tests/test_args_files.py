@@ -37,3 +37,15 @@ def test_pretrained_run_files_point_at_the_wheel_checkpoints(clip):
     assert args.parse_bool("train_agents") is False
     model = args.parse_strings("model_files")[0]
     assert resolve_data_path(model + ".index").is_file()
+
+
+DEEPMIMIC_ARGS = Path("/work/deepmimic/args")
+OTHER_BRANCH_MARKERS = ("dog3d", "strike", "dribble")   # args files those scenes' branches add
+
+
+@pytest.mark.skipif(not DEEPMIMIC_ARGS.is_dir(), reason="no DeepMimic checkout at /work/deepmimic")
+def test_every_deepmimic_humanoid_args_file_is_translated():
+    names = {p.name for p in ARG_FILES}
+    theirs = [p.name for p in DEEPMIMIC_ARGS.glob("*.txt") if not any(m in p.name for m in OTHER_BRANCH_MARKERS)]
+    assert len(theirs) == 75
+    assert sorted(set(theirs) - names) == []

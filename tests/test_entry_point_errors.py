@@ -42,3 +42,13 @@ def test_num_workers_must_be_positive():
     proc = subprocess.run([sys.executable, "mpi_run.py", "--num_workers", "0"], capture_output=True,
                           text=True, cwd=project_root())
     assert proc.returncode != 0 and "--num_workers expects a positive integer" in proc.stderr
+
+
+def test_missing_extra_clip_names_it_and_make_data_extra():
+    clip = "data/motions/long/humanoid3d_long_zombie.txt"
+    if (project_root() / clip).is_file():
+        pytest.skip(f"{clip} was fetched (make data-extra)")
+    code, errors = run("DeepMimic_Optimizer.py", "--arg_file", "args/train_amp_target_humanoid3d_zombie_args.txt",
+                       "--max_iters", "1")
+    assert code == 2 and len(errors) == 1
+    assert clip in errors[0] and "`make data-extra` downloads it" in errors[0]

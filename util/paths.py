@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pybullet_data
 
+EXTRA_MOTION_DIRS = ("sie", "amass", "long")
+
 
 def project_root():
     return Path(__file__).resolve().parent.parent
@@ -18,7 +20,17 @@ def resolve_data_path(path):
         if candidate.is_file():
             return candidate.resolve()
     places = ", ".join(str(c.parent.resolve()) for c in candidates[1:])
+    if is_extra_data(path):
+        raise FileNotFoundError(f"data file not found: {path} (not shipped with the project: "
+                                "`make data-extra` downloads it, see data/README.md)")
     raise FileNotFoundError(f"data file not found: {path} (looked in the working directory, {places})")
+
+
+def is_extra_data(path):
+    """True for DeepMimic's clips kept out of the repository (other licences, size), which
+    `make data-extra` (scripts/fetch_data_extra.py) downloads into data/motions/."""
+    parts = Path(path).parts
+    return any(parts[i:i + 2] == ("motions", extra) for i in range(len(parts) - 1) for extra in EXTRA_MOTION_DIRS)
 
 
 def load_json(path, error=ValueError):

@@ -81,15 +81,20 @@ class RLSceneSimChar(Scene):
     # ---- episode flow ------------------------------------------------------------------
 
     def reset(self):
-        super().reset()
-        self._train_time_limit = self.timer.max_time
-        self._apply_time_limit()
+        self.reset_timers()
         self.perturber.reset()
         self.projectiles.clear()
         self._ui_forces.clear()
         self.reset_characters()
         self._fallen_contact = False
         self._touch()
+
+    def reset_timers(self):
+        """DeepMimic's ResetTimers: a new episode limit (the training one, or the test one in test
+        mode), time 0."""
+        super().reset()
+        self._train_time_limit = self.timer.max_time
+        self._apply_time_limit()
 
     def reset_characters(self):
         """Subclasses place the character (imitate: reference state initialisation)."""
@@ -162,6 +167,10 @@ class RLSceneSimChar(Scene):
     # ---- termination -------------------------------------------------------------------
 
     def has_fallen(self):
+        return self.has_fallen_contact()
+
+    def has_fallen_contact(self):
+        """A fall-contact body touched the ground in the last update (DeepMimic's HasFallenContact)."""
         return self._fallen_contact
 
     def check_terminate(self, agent_id=0):
