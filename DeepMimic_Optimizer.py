@@ -6,10 +6,13 @@ until every training agent reaches --max_samples samples or --max_iters iteratio
 
 Rank 0 copies the resolved arguments (output_path/args.txt) and the agent files into
 output_path, prints a progress line per iteration, and writes the final checkpoint and resume
-state when the run stops. Use mpi_run.py --num_workers N for several ranks.
+state when the run stops. SIGINT (Ctrl-C) or SIGTERM stops it after the current iteration with
+that checkpoint (exit status 130 / 143; util/stop_request.py). Use mpi_run.py --num_workers N for
+several ranks.
 """
 import os
 import sys
+import tempfile
 import time
 
 from util.cli import configure_process_env, run_main
@@ -21,9 +24,27 @@ from learning.rl_world import WorldEvent, build_world, update_world  # noqa: E40
 from util.arg_parser import load_args  # noqa: E402
 from util.logger import Logger  # noqa: E402
 from util.paths import resolve_data_path  # noqa: E402
+from util.stop_request import StopRequest, exit_status  # noqa: E402
 
 FRAME_TIME = 1 / 60
 INVALID_WARNING_EVERY = 100    # consecutive invalid episodes between warnings
+
+
+def check_output_paths(arg_parser):
+    """--output_path and --int_output_path (when set) are directories this rank can write; a
+    ValueError naming the key, the path and the problem otherwise (before any training)."""
+    for key in ("output_path", "int_output_path"):
+        path = arg_parser.parse_string(key, "")
+        if not path:
+            continue
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise ValueError(f"--{key} {path}: exists and is not a directory")
+        try:
+            os.makedirs(path, exist_ok=True)
+            with tempfile.TemporaryFile(dir=path):
+                pass
+        except OSError as err:
+            raise ValueError(f"--{key} {path}: cannot write there ({err.strerror})") from None
 
 
 def copy_run_inputs(arg_parser, output_path):
@@ -71,9 +92,11 @@ def format_duration(seconds):
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def train(world, max_samples=float("inf"), max_iters=float("inf")):
+def train(world, max_samples=float("inf"), max_iters=float("inf"), stop=None):
     """Runs the world until every training agent reaches max_samples or max_iters (both global
-    counts, so every rank stops after the same training round)."""
+    counts, so every rank stops after the same training round) or, with a StopRequest, until a
+    rank is signalled (checked after every iteration). Writes the final checkpoints and resume
+    states; returns the agreed signal number (0: the budget ended the run)."""
     agents = [a for a in world.agents if a is not None and a.enable_training]
     if not agents:
         raise ValueError("no agent to train (train_agents false, or every agent file is none)")
@@ -81,7 +104,8 @@ def train(world, max_samples=float("inf"), max_iters=float("inf")):
     start = {a.id: (a.total_sample_count, a.iter, start_time) for a in agents}
     last_iter = {a.id: a.iter for a in agents}
     invalid_run = 0
-    while not (all(a.total_sample_count >= max_samples for a in agents)
+    signum = 0
+    while not (signum or all(a.total_sample_count >= max_samples for a in agents)
                or all(a.iter >= max_iters for a in agents)):
         event = update_world(world, FRAME_TIME)
         if event != WorldEvent.NONE:
@@ -93,19 +117,30 @@ def train(world, max_samples=float("inf"), max_iters=float("inf")):
             if a.iter != last_iter[a.id]:
                 last_iter[a.id] = a.iter
                 Logger.print(progress_line(a, start[a.id], time.time(), max_samples, max_iters))
+                if stop is not None:
+                    signum = signum or stop.agreed()
     world.save_outputs()
+    return signum
 
 
 def main(argv=None):
     arg_parser = load_args(sys.argv[1:] if argv is None else argv)
     Logger.print(f"DeepMimic optimizer: {mpi_util.size()} worker(s)")
+    if mpi_util.is_root():
+        check_output_paths(arg_parser)
     world = build_world(arg_parser, enable_draw=False)
     copy_run_inputs(arg_parser, arg_parser.parse_string("output_path"))
+    stop = StopRequest()
+    stop.install()
     try:
-        train(world, arg_parser.parse_float("max_samples", float("inf")),
-              arg_parser.parse_float("max_iters", float("inf")))
+        signum = train(world, arg_parser.parse_float("max_samples", float("inf")),
+                       arg_parser.parse_float("max_iters", float("inf")), stop)
     finally:
         world.shutdown()
+    if signum:
+        Logger.print(f"stopped by a signal after iteration {max(a.iter for a in world.agents if a is not None)}; "
+                     "--resume true continues from the next one")
+    return exit_status(signum) if signum else 0
 
 
 if __name__ == "__main__":

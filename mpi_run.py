@@ -8,6 +8,7 @@ everything after a `--` go to mpiexec, for runs across machines. With N = 1 and 
 trains in this process.
 """
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -82,10 +83,35 @@ def main(argv=None):
     if num_workers == 1 and not hostfile and not extra:
         configure_process_env()
         import DeepMimic_Optimizer
-        DeepMimic_Optimizer.main(args)
-        return 0
-    return subprocess.run(mpiexec_command(num_workers, args, hostfile=hostfile, extra=extra),
-                          env=mpiexec_env()).returncode
+        return DeepMimic_Optimizer.main(args)
+    return run_mpiexec(mpiexec_command(num_workers, args, hostfile=hostfile, extra=extra))
+
+
+def run_mpiexec(cmd):
+    """Runs mpiexec in a session of its own, so a terminal's Ctrl-C reaches this process only.
+    The first SIGINT / SIGTERM is passed on as SIGUSR1 (mpiexec forwards it to every rank: they
+    stop after the current iteration with a final checkpoint, util/stop_request.py) and sets the
+    exit status to 128 + the signal; a second one ends the job at once (SIGKILL to its session)."""
+    proc = subprocess.Popen(cmd, env=mpiexec_env(), start_new_session=True)
+    received = []
+
+    def on_signal(signum, frame):
+        if received:
+            print("mpi_run.py: stopping now", file=sys.stderr, flush=True)
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            print(f"mpi_run.py: {signal.Signals(signum).name}: every rank stops after the current iteration "
+                  "and writes its checkpoint (again to stop now)", file=sys.stderr, flush=True)
+            proc.send_signal(signal.SIGUSR1)
+        received.append(signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        returncode = proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 + received[0] if received else returncode
 
 
 if __name__ == "__main__":

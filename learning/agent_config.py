@@ -132,6 +132,8 @@ def _convert(typ, val, where):
             return int(val)
     elif typ is float:
         if isinstance(val, (int, float)) and not isinstance(val, bool):
+            if not math.isfinite(val):      # json reads NaN and Infinity; no key takes them
+                raise ConfigError(f"{where}: expects a finite number, got {val!r}")
             return float(val)
     elif typ is str:
         if isinstance(val, str):

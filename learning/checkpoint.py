@@ -37,6 +37,7 @@ from util.paths import resolve_data_path
 DATA_SUFFIX = ".data-00000-of-00001"
 INDEX_SUFFIX = ".index"
 RESUME_SUFFIX = ".resume.npz"
+PREV_TAG = ".prev"          # the previous checkpoint, kept while a new one replaces it
 
 LEGACY_MEAN_LAYER = "agent/main/actor/dense"
 MEAN_LAYER = "agent/main/actor/dist_gauss_diag/mean"
@@ -60,23 +61,60 @@ def resolve_checkpoint(prefix):
                               "working directory, the project or the pybullet data)") from None
 
 
-def read_checkpoint(prefix):
-    """Every variable of a TF1 checkpoint: {name: numpy array}."""
+def _read_tensors(prefix):
     reader = tf.train.load_checkpoint(str(prefix))
     return {name: np.asarray(reader.get_tensor(name)) for name in reader.get_variable_to_shape_map()}
 
 
+def read_checkpoint(prefix):
+    """Every variable of a TF1 checkpoint: {name: numpy array}. An unreadable pair (a run killed
+    between write_checkpoint's two renames, a truncated file) falls back to the previous version
+    kept beside it, with a warning; CheckpointError naming the file when there is none."""
+    try:
+        return _read_tensors(prefix)
+    except (tf.errors.OpError, ValueError, IndexError) as err:   # TF raises IndexError on some corrupt files
+        problem = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        prev = str(prefix) + PREV_TAG
+        if not os.path.isfile(prev + INDEX_SUFFIX):
+            raise CheckpointError(f"{prefix}: unreadable checkpoint ({problem})") from None
+        print(f"warning: {prefix}: unreadable checkpoint ({problem}); reading the previous version {prev}", flush=True)
+        return _read_tensors(prev)
+
+
+def _fsync(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_checkpoint(prefix, tensors):
-    """Writes {name: array} as a TF1 checkpoint; the data file, then the index, each atomically."""
+    """Writes {name: array} as a TF1 checkpoint: both files to temporary names (synced), then
+    renamed over the old pair, data then index. While the two renames happen the old pair stays
+    readable as `<prefix>.prev.*` (hard links), which read_checkpoint falls back to, so a run
+    killed at any point leaves a readable checkpoint."""
     prefix = Path(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     names = sorted(tensors)
+    suffixes = (DATA_SUFFIX, INDEX_SUFFIX)
+    prev = str(prefix) + PREV_TAG
     with tempfile.TemporaryDirectory(dir=prefix.parent, prefix=".ckpt-tmp-") as tmp:
         tmp_prefix = os.path.join(tmp, "ckpt")
         tf.raw_ops.SaveV2(prefix=tmp_prefix, tensor_names=names, shape_and_slices=[""] * len(names),
                           tensors=[tf.constant(tensors[n]) for n in names])
-        os.replace(tmp_prefix + DATA_SUFFIX, str(prefix) + DATA_SUFFIX)
-        os.replace(tmp_prefix + INDEX_SUFFIX, str(prefix) + INDEX_SUFFIX)
+        for suffix in suffixes:
+            _fsync(tmp_prefix + suffix)
+        kept = [s for s in suffixes if os.path.isfile(str(prefix) + s)]
+        for suffix in kept:
+            if os.path.lexists(prev + suffix):
+                os.remove(prev + suffix)
+            os.link(str(prefix) + suffix, prev + suffix)
+        for suffix in suffixes:
+            os.replace(tmp_prefix + suffix, str(prefix) + suffix)
+        _fsync(prefix.parent)
+        for suffix in kept:
+            os.remove(prev + suffix)
 
 
 def is_legacy_layout(tensors):
@@ -174,6 +212,8 @@ def write_resume_state(prefix, state):
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
         np.savez(f, **state)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
 
 

@@ -52,3 +52,30 @@ def test_missing_extra_clip_names_it_and_make_data_extra():
                        "--max_iters", "1")
     assert code == 2 and len(errors) == 1
     assert clip in errors[0] and "`make data-extra` downloads it" in errors[0]
+
+
+def test_output_path_that_is_a_file(tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("not a directory\n")
+    code, errors = run("DeepMimic_Optimizer.py", "--arg_file", "args/train_humanoid3d_walk_args.txt",
+                       "--output_path", str(taken), "--max_iters", "1")
+    assert code == 2 and errors == [f"DeepMimic_Optimizer.py: error: --output_path {taken}: exists and is not a directory"]
+    assert taken.read_text() == "not a directory\n"
+
+
+def test_a_full_disk_is_one_line_and_status_1(capsys):
+    """A storage failure met while running (here: a checkpoint's temporary file on a full disk)."""
+    import errno
+
+    from util.cli import run_main
+
+    def main():
+        raise OSError(errno.ENOSPC, "No space left on device", "out/.agent0_model.ckpt.tmp")
+    assert run_main(main, "DeepMimic_Optimizer.py") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "DeepMimic_Optimizer.py: error: out/.agent0_model.ckpt.tmp: No space left on device"]
+
+    def other():
+        raise OSError(errno.EIO, "Input/output error")
+    with pytest.raises(OSError):       # not a storage-space or permission problem: a real bug's traceback
+        run_main(other, "DeepMimic_Optimizer.py")

@@ -131,3 +131,38 @@ def test_every_wheel_checkpoint_loads(tmp_path, skill):
     agent.load_model(f"data/policies/humanoid3d/humanoid3d_{skill}.ckpt")   # found in the wheel's data
     value = agent._eval_critic(agent.s_norm.mean[None], np.zeros((1, 0)))[0]
     assert agent.s_norm.count > 0 and -1 < value < 21
+
+
+@pytest.mark.parametrize("renames_done", [0, 1])
+def test_a_write_killed_between_the_renames_leaves_the_previous_checkpoint(tmp_path, monkeypatch, renames_done):
+    """A run killed during write_checkpoint (simulated: the process 'dies' after 0 or 1 of the two
+    renames) leaves a readable checkpoint: the new one, or the previous one kept beside it."""
+    prefix = tmp_path / "m.ckpt"
+    old = {"w": np.zeros((64, 64), dtype=np.float32)}
+    new = {"w": np.ones((64, 64), dtype=np.float32), "extra": np.arange(100, dtype=np.float32)}
+    checkpoint.write_checkpoint(prefix, old)
+    real_replace, calls = checkpoint.os.replace, []
+
+    def dying_replace(src, dst):
+        if len(calls) == renames_done:
+            raise SystemExit("killed")
+        calls.append(dst)
+        real_replace(src, dst)
+    monkeypatch.setattr(checkpoint.os, "replace", dying_replace)
+    with pytest.raises(SystemExit):
+        checkpoint.write_checkpoint(prefix, new)
+    monkeypatch.undo()
+    back = checkpoint.read_checkpoint(prefix)
+    np.testing.assert_array_equal(back["w"], old["w"])
+    checkpoint.write_checkpoint(prefix, new)       # the next save replaces everything, leaves no .prev
+    np.testing.assert_array_equal(checkpoint.read_checkpoint(prefix)["w"], new["w"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ckpt.data-00000-of-00001", "m.ckpt.index"]
+
+
+def test_an_unreadable_checkpoint_without_a_previous_one_is_one_error(tmp_path):
+    prefix = tmp_path / "m.ckpt"
+    checkpoint.write_checkpoint(prefix, {"w": np.ones(1000, dtype=np.float32)})
+    data = tmp_path / "m.ckpt.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:100])
+    with pytest.raises(CheckpointError, match="m.ckpt: unreadable checkpoint"):
+        checkpoint.read_checkpoint(prefix)

@@ -62,6 +62,8 @@ def test_integral_floats_are_integers(tmp_path):
     ({"ExpParamsBeg": {"Rate": 2}}, r"agent.txt: ExpParamsBeg.Rate: must be in \[0, 1\]"),
     ({"CriticNet": "fc_3layers"}, "agent.txt: CriticNet: unknown net 'fc_3layers'"),
     ({"AgentType": "DQN"}, "agent.txt: AgentType: unknown agent type 'DQN'"),
+    ({"ActorStepsize": float("nan")}, "agent.txt: ActorStepsize: expects a finite number, got nan"),
+    ({"ExpParamsBeg": {"Noise": float("inf")}}, "agent.txt: ExpParamsBeg.Noise: expects a finite number, got inf"),
 ])
 def test_errors_name_file_and_key(tmp_path, entries, message):
     with pytest.raises(ConfigError, match=message):

@@ -84,10 +84,27 @@ class Logger:
                 if not self._append:
                     lines.append(" ".join(f"{k:>{w}}" for k, w in zip(self._columns, widths)))
             lines.append(" ".join(f"{_format(self._row[k]):>{w}}" for k, w in zip(self._columns, widths)))
-            with open(self.output_path, "a" if self._started or self._append else "w") as f:
-                f.write("\n".join(lines) + "\n")
+            _write_rows(self.output_path, "\n".join(lines) + "\n", append=self._started or self._append)
             self._started = True
         if self._tensorboard is not None:
             self._tensorboard.write(int(self._row.get("Iteration", self._dumped)), {**self._row, **self._extras})
         self._dumped += 1
         self.last_row, self._row, self._extras = self._row, {}, {}
+
+
+def _write_rows(path, text, append):
+    """The row(s) in one write() call on a file opened for appending: a process killed at any
+    moment leaves whole rows (the kernel finishes a write it started). A new log (no append)
+    replaces the old one by a rename."""
+    data = text.encode()
+    if not append:
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
