@@ -37,6 +37,7 @@ class RLAgentConfig:
     normalizer_samples: float = key("NormalizerSamples", math.inf)
     output_iters: int = key("OutputIters", 100)
     int_output_iters: int = key("IntOutputIters", 100)
+    sync_check_iters: int = key("SyncCheckIters", 200)     # ranks compare parameter fingerprints
     test_episodes: int = key("TestEpisodes", 0)
     exp_anneal_samples: float = key("ExpAnnealSamples", 320000)
     exp_params_beg: ExpParams = key("ExpParamsBeg", ExpParams())
@@ -51,7 +52,8 @@ class RLAgentConfig:
                               ("MiniBatchSize", self.mini_batch_size),
                               ("ReplayBufferSize", self.replay_buffer_size),
                               ("OutputIters", self.output_iters),
-                              ("IntOutputIters", self.int_output_iters)):
+                              ("IntOutputIters", self.int_output_iters),
+                              ("SyncCheckIters", self.sync_check_iters)):
             if val < 1:
                 yield json_key, f"must be >= 1, got {val}"
         if self.test_episodes < 0:

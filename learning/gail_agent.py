@@ -429,10 +429,9 @@ class GAILAgent(PPOAgent):
 
         result = trust_region_step(x0, mpi_util.reduce_mean(grad.numpy().astype(np.float64)), fvp, f, max_kl,
                                    cfg.trpo_damping, cfg.trpo_cg_iters, cfg.trpo_line_search_steps)
-        set_flat(variables, result.x)
-        if solver.iter % solver.CHECK_SYNC_ITERS == 0:
-            solver.check_synced()
-        solver.iter += 1
+        if solver.finite_or_skip(result.x):
+            set_flat(variables, result.x)
+            solver.iter += 1
         return result
 
     def _trpo_policy_step(self, slots, adv):

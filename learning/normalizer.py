@@ -68,6 +68,10 @@ class Normalizer:
             return
         new_mean = self._group_stats(sums[1:1 + self.size] / new_count, self.mean)
         new_mean_sq = self._group_stats(sums[1 + self.size:] / new_count, self.mean_sq)
+        if not (np.isfinite(new_mean).all() and np.isfinite(new_mean_sq).all()):
+            # the same sums on every rank, so every rank refuses
+            print(f"warning: normaliser update refused: non-finite statistics in {new_count} new samples", flush=True)
+            return
         total = self.count + new_count
         w_old, w_new = self.count / total, new_count / total
         self.mean = w_old * self.mean + w_new * new_mean

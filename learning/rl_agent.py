@@ -24,7 +24,11 @@ from learning.exp_params import ExpParams
 from learning.normalizer import Normalizer
 from learning.path import Path
 from learning.replay_buffer import ReplayBuffer, pg_fields
+from util.cli import RunError
 from util.logger import Logger
+
+NONFINITE_PATHS_WARN = 10
+NONFINITE_PATHS_STOP = 100
 
 
 class RLAgent:
@@ -50,6 +54,7 @@ class RLAgent:
         self.total_sample_count = 0
         self._sample_count_offset = 0   # samples of the run this one resumes
         self._ready_barrier = None      # posted when this rank is ready to train (_ready_to_train)
+        self._nonfinite_paths = 0       # consecutive paths discarded for NaN / inf values
         if self.get_action_space() != ActionSpace.Continuous:
             raise ValueError(f"{self.NAME} agent needs a continuous action space, "
                              f"agent {id} has {self.get_action_space().name}")
@@ -206,11 +211,27 @@ class RLAgent:
     # ---- storing and training ----
     def _store_path(self, path):
         path_id = self.replay_buffer.store(path)
+        self._count_nonfinite_path(path)
         if path_id >= 0:
             self.train_return = path.calc_return()
             if self.need_normalizer_update:
                 self._record_normalizers(path)
         return path_id
+
+    def _count_nonfinite_path(self, path):
+        """Paths with a NaN or infinite state, action or reward are discarded (the replay buffer
+        refuses them); NONFINITE_PATHS_WARN in a row print a warning, NONFINITE_PATHS_STOP stop
+        the run (RunError: one line), instead of sampling forever without training."""
+        if path.check_vals():
+            self._nonfinite_paths = 0
+            return
+        self._nonfinite_paths += 1
+        where = f"rank {mpi_util.rank()}: agent {self.id}: {self._nonfinite_paths} paths in a row with non-finite " \
+                "states, actions or rewards"
+        if self._nonfinite_paths >= NONFINITE_PATHS_STOP:
+            raise RunError(f"{where}: the env gives NaN or infinite values; the run stops")
+        if self._nonfinite_paths % NONFINITE_PATHS_WARN == 0:
+            print(f"warning: {where} (discarded)", flush=True)
 
     def _record_normalizers(self, path):
         self.s_norm.record(np.array(path.states))
@@ -258,6 +279,8 @@ class RLAgent:
                 self._update_iter(self.iter + 1)
                 self._train_step()
                 self.logger.dump_tabular()
+            if prev_iter // self.config.sync_check_iters != self.iter // self.config.sync_check_iters:
+                self._check_synced()
             if prev_iter // self.config.int_output_iters != self.iter // self.config.int_output_iters:
                 end_training = self.enable_testing()
         elif self.total_sample_count >= self.config.init_samples:
@@ -288,6 +311,9 @@ class RLAgent:
 
     def _train_step(self):
         raise NotImplementedError
+
+    def _check_synced(self):
+        """Collective, every SyncCheckIters iterations: ranks still hold the same parameters."""
 
     def _update_exp_params(self):
         t = float(np.clip(self.total_sample_count / self.config.exp_anneal_samples, 0, 1))

@@ -52,6 +52,10 @@ class TFAgent(RLAgent):
         return {f"{RESOURCE_SCOPE}/s_norm": self.s_norm, f"{RESOURCE_SCOPE}/g_norm": self.g_norm,
                 f"{RESOURCE_SCOPE}/a_norm": self.a_norm}
 
+    def _check_synced(self):
+        for solver in self._solvers().values():
+            solver.check_synced()
+
     def _sync_solvers(self):
         for solver in self._solvers().values():
             solver.sync()

@@ -35,10 +35,13 @@ def test_decision_every_four_updates_and_motion(env):
     s0 = env.record_state(0)
     assert np.all(np.abs(s0[:2]) <= 1) and np.all(s0[2:] == 0)
     counts = []
-    for _ in range(3):
+    for k in range(3):
         env.set_action(0, np.array([1.0, 0.0]))
         counts.append(env.advance(DT, 10))
         assert env.need_new_action(0)
+        # F = 60 a - 20 v on a 1 kg body, 4 explicit updates of 1/120 s per decision from rest:
+        # v = 3 (1 - (5/6)^(4 (k + 1))), half way to the commanded 3 m/s within one decision
+        assert env.record_state(0)[2] == pytest.approx(3 * (1 - (5 / 6) ** (4 * (k + 1))), rel=2e-2)
     assert counts == [4, 4, 4]
     assert env.advance(DT, 10) == 1          # no new action: every update needs the caller
     s1 = env.record_state(0)

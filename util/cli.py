@@ -17,6 +17,11 @@ def configure_process_env():
         os.environ.setdefault(key, value)
 
 
+class RunError(RuntimeError):
+    """A training run that cannot go on (non-finite updates, ranks out of sync): reported by
+    run_main as one line, exit status 1."""
+
+
 # Failures of the machine rather than of the input: a full disk, an unwritable or read-only path.
 STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS}
 
@@ -46,6 +51,8 @@ def run_main(main, prog):
         if os.environ.get("DEEPMIMIC_TRACEBACK"):
             raise
         return _fail(prog, str(err).splitlines()[0] if str(err) else type(err).__name__, 2)
+    except RunError as err:
+        return _fail(prog, str(err), 1)
     except OSError as err:
         if err.errno not in STORAGE_ERRNOS or os.environ.get("DEEPMIMIC_TRACEBACK"):
             raise

@@ -5,10 +5,8 @@ SGD), then tf.train.AdamOptimizer's update, t counting the updates from 1:
 `slots` are the first moments m (what the resume state stores for every solver); `v_slots` the
 second moments (the agent stores them beside: see GAILAgent.resume_state).
 """
-import numpy as np
 import tensorflow as tf
 
-import util.mpi_util as mpi_util
 from learning.solvers.mpi_solver import MPISolver
 
 
@@ -29,9 +27,9 @@ class MPIAdamSolver(MPISolver):
 
     def update(self, grads):
         """Applies the rank-averaged `grads` (one per variable)."""
-        if self.iter % self.CHECK_SYNC_ITERS == 0:
-            self.check_synced()
-        flat = mpi_util.allreduce_sum(self._flat(grads)) / np.float32(mpi_util.size())
+        flat = self.averaged(grads)
+        if flat is None:
+            return
         self.iter += 1
         self._apply_adam([tf.constant(g) for g in self._unflat(flat)], tf.constant(self.iter, tf.float32))
 

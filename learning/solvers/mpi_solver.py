@@ -2,22 +2,32 @@
 
 update(grads): flatten the local gradients, Allreduce SUM, divide by the number of ranks, then
     slot <- momentum * slot + g;  var <- var - stepsize * slot      (tf.train.MomentumOptimizer)
-sync() broadcasts rank 0's variables (after initialisation or loading); every CHECK_SYNC_ITERS
-updates check_synced() compares every rank's variables with rank 0's and raises
-SolverDesyncError on all ranks if any differ.
+sync() broadcasts rank 0's variables (after initialisation or loading); check_synced() (the
+agent calls it every SyncCheckIters iterations) compares a fingerprint (CRC-32 of the bytes) of
+every rank's variables and raises SolverDesyncError on all ranks if they differ.
+A non-finite averaged gradient (the same on every rank) is not applied: the update is skipped
+with a warning, and MAX_NONFINITE_SKIPS in a row raise NonFiniteUpdateError, so a NaN never
+reaches the parameters or a checkpoint.
 """
+import zlib
+
 import numpy as np
 import tensorflow as tf
 
 import util.mpi_util as mpi_util
+from util.cli import RunError
 
 
-class SolverDesyncError(RuntimeError):
+class SolverDesyncError(RunError):
     """Ranks hold different parameters although they applied the same averaged gradients."""
 
 
+class NonFiniteUpdateError(RunError):
+    """Gradients were NaN or infinite in MAX_NONFINITE_SKIPS updates in a row."""
+
+
 class MPISolver:
-    CHECK_SYNC_ITERS = 1000
+    MAX_NONFINITE_SKIPS = 5
 
     def __init__(self, name, variables, stepsize, momentum):
         self.name = name
@@ -29,6 +39,7 @@ class MPISolver:
         self._shapes = [tuple(v.shape) for v in self.variables]
         self._sizes = [int(np.prod(s)) for s in self._shapes]
         self._apply = tf.function(self._apply_grads)
+        self.nonfinite_skips = 0        # consecutive updates skipped for non-finite gradients
 
     def _flat(self, arrays):
         return np.concatenate([np.asarray(a, dtype=np.float32).reshape(-1) for a in arrays])
@@ -49,11 +60,30 @@ class MPISolver:
             slot.assign(self.momentum * slot + g)
             v.assign_sub(self.stepsize * slot)
 
+    def averaged(self, grads):
+        """The rank-averaged flat gradient, or None (a skipped update) when it is not finite."""
+        flat = mpi_util.allreduce_sum(self._flat(grads)) / np.float32(mpi_util.size())
+        return flat if self.finite_or_skip(flat) else None
+
+    def finite_or_skip(self, values):
+        """True for finite values; else counts a skipped update, warns, and raises
+        NonFiniteUpdateError after MAX_NONFINITE_SKIPS in a row."""
+        if np.isfinite(values).all():
+            self.nonfinite_skips = 0
+            return True
+        self.nonfinite_skips += 1
+        if self.nonfinite_skips >= self.MAX_NONFINITE_SKIPS:
+            raise NonFiniteUpdateError(f"{self.name}: non-finite gradients in {self.nonfinite_skips} updates in a row "
+                                       f"(after {self.iter} updates): the run stops before a NaN reaches a checkpoint; "
+                                       "lower the step size or check the rewards")
+        print(f"warning: {self.name}: non-finite gradient, update skipped ({self.nonfinite_skips} in a row)", flush=True)
+        return False
+
     def update(self, grads):
         """Applies the rank-averaged `grads` (one per variable, TF tensors or arrays)."""
-        if self.iter % self.CHECK_SYNC_ITERS == 0:
-            self.check_synced()
-        flat = mpi_util.allreduce_sum(self._flat(grads)) / np.float32(mpi_util.size())
+        flat = self.averaged(grads)
+        if flat is None:
+            return
         self._apply([tf.constant(g) for g in self._unflat(flat)])
         self.iter += 1
 
@@ -61,14 +91,12 @@ class MPISolver:
         self.set_flat_vars(mpi_util.bcast(self.get_flat_vars()))
 
     def check_synced(self):
-        local = self.get_flat_vars()
-        root = mpi_util.bcast(local)
-        differ = ~((local == root) | (np.isnan(local) & np.isnan(root)))
-        worst = int(mpi_util.reduce_max(float(np.count_nonzero(differ))))
-        if worst:
-            raise SolverDesyncError(
-                f"{self.name} parameters differ between MPI ranks after {self.iter} updates: "
-                f"{worst} of {local.size} values differ from rank 0's on the worst rank")
+        """Collective: SolverDesyncError on every rank when the ranks' variables differ."""
+        fingerprint = float(zlib.crc32(self.get_flat_vars().tobytes()))
+        low, high = mpi_util.reduce_min(fingerprint), mpi_util.reduce_max(fingerprint)
+        if low != high:
+            raise SolverDesyncError(f"{self.name} parameters differ between MPI ranks after {self.iter} updates "
+                                    f"(fingerprints {int(low):08x} and {int(high):08x}); the run stops")
 
     # ---- resume state ----
     def state(self):
