@@ -5,6 +5,10 @@ half-width --goals_point_arena (2). One agent; a decision every 1/30 s (the env 
 1/60 / num_update_substeps s, one pybullet step each).
 State (4): [x, z, vx, vz]. Action (2) in [-1, 1]^2: the horizontal force
     F = GOALS_POINT_FORCE a - GOALS_POINT_DAMPING v          (held over the decision's updates)
+a velocity command in effect: the speed tends to 3 a m/s with a time constant of 0.05 s, so one
+decision (1/30 s) moves the velocity about half way there and the transition (s_t, s_t+1) shows
+the action. (With a 0.5 s time constant the action's trace in one transition was below the
+state's scale: the inverse model never read the action, so no goal could be told apart.)
 External reward in [0, 1]: max over the reward spots c_k (--goals_point_spots x z x z ...,
 default three) of exp(-|p - c_k|^2 / (2 sigma^2)), sigma = --goals_point_spot_sigma (0.3).
 Ends: leaving the arena is a Fail; the episode timer (time_lim_*) a Null end. Starts: uniform in
@@ -19,8 +23,8 @@ from env.env import Mode, NormGroup, Terminate
 from env.scenes.scene import Scene
 
 CONTROL_DT = 1.0 / 30.0
-GOALS_POINT_FORCE = 6.0
-GOALS_POINT_DAMPING = 2.0
+GOALS_POINT_FORCE = 60.0
+GOALS_POINT_DAMPING = 20.0
 RADIUS = 0.1
 DEFAULT_SPOTS = (1.2, 1.2, -1.2, 0.8, 0.0, -1.3)
 
