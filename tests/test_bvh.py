@@ -94,6 +94,41 @@ def test_known_rotation_units_and_knee_twist(tmp_path):
     assert motion.frame_durations[0] == pytest.approx(0.025) and motion.loop == "none"
 
 
+def test_mixamo_prefix_and_deepest_spine_joint(tmp_path):
+    """mixamorig:Hips maps to the root; Spine and Spine1 both map to chest, Spine1 (deeper) wins:
+    the chest's local rotation is Spine's 20 deg and Spine1's 30 deg about y together."""
+    path = tmp_path / "mixamo.bvh"
+    path.write_text("""HIERARCHY
+ROOT mixamorig:Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 3 Xposition Yposition Zposition
+  JOINT mixamorig:Spine
+  {
+    OFFSET 0 10 0
+    CHANNELS 1 Yrotation
+    JOINT mixamorig:Spine1
+    {
+      OFFSET 0 10 0
+      CHANNELS 1 Yrotation
+      End Site
+      {
+        OFFSET 0 10 0
+      }
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.5
+0 90 0 20 30
+0 90 0 20 30
+""")
+    pose = convert(path, tmp_path).frames[0]
+    chest = CHAR.param_offset[1]
+    assert np.allclose(pose[chest:chest + 4], [math.cos(math.radians(25)), 0, math.sin(math.radians(25)), 0])
+
+
 def test_euler_channel_order_and_z_up(tmp_path):
     a, b, c = 30.0, -45.0, 60.0
     path = two_joint_bvh(tmp_path, ["Xrotation", "Yrotation", "Zrotation", "Xposition", "Yposition", "Zposition"],
