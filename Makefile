@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+WORKERS ?= $(shell nproc)
 
 .PHONY: setup train test test-slow test-reference bench view clean data-extra
 
@@ -16,9 +17,9 @@ $(STAMP): requirements.txt requirements-bench.txt
 
 setup: $(STAMP)
 
-# Train the walk skill with 2 MPI workers into output/.
+# Train the walk skill with WORKERS MPI workers (default: one per CPU core) into output/.
 train: $(STAMP)
-	$(PY) mpi_run.py --num_workers 2 --arg_file args/train_humanoid3d_walk_args.txt $(ARGS)
+	$(PY) mpi_run.py --num_workers $(WORKERS) --arg_file args/train_humanoid3d_walk_args.txt $(ARGS)
 
 # DeepMimic's clips not shipped here (motions/sie CC BY-NC, motions/amass AMASS licence, motions/long
 # 20 MB), from github.com/xbpeng/DeepMimic at a pinned commit, checked by hash.

@@ -12,9 +12,41 @@ QUIET_ENV = {
 }
 
 
+# Rank variables set by mpiexec (Open MPI, then MPICH/PMI), read before mpi4py is imported.
+MPI_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK")
+
+
+def launched_rank():
+    """This process's MPI rank as mpiexec announced it in the environment (0 without MPI)."""
+    for var in MPI_RANK_VARS:
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
+
+
+def import_pybullet_silently():
+    """Imports pybullet with fd 2 sent to /dev/null: its C code writes the "pybullet build
+    time: ..." banner to stderr (unbuffered) while the module is imported, nothing at exit. An
+    import error is still raised after fd 2 is restored."""
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        import pybullet  # noqa: F401
+    finally:
+        os.dup2(saved_fd, 2)
+        os.close(saved_fd)
+        os.close(devnull)
+
+
 def configure_process_env():
+    """Quiet environment for TensorFlow and BLAS; on MPI ranks > 0, pybullet's build banner is
+    swallowed so that a run prints it once."""
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
+    if launched_rank() > 0:
+        import_pybullet_silently()
 
 
 class RunError(RuntimeError):
