@@ -118,11 +118,16 @@ def test_hit_needs_a_strike_body_within_the_radius_moving_fast_enough(env, scene
 
 
 def test_any_speed_hits_when_hit_tar_speed_is_zero(env, scene):
-    set_root(scene, 0.0, 0.0, 0.0, vel=(-0.3, 0.0, -0.3))
-    wrist_and_dir(scene, (0.1, 0.0, 0.1))
+    _, direction = wrist_and_dir(scene, (0.1, 0.0, 0.1))
+    set_root(scene, 0.0, 0.0, 0.0, vel=-0.3 * direction)
     scene.hit_tar_speed = 0.0
     try:
         assert scene.check_target_hit()
+        # the near reward's speed term: 0 when moving away, full for any speed toward the target
+        near_dist_term = 0.2 * math.exp(-2.0 * 0.02)
+        assert env.calc_reward(0) == pytest.approx(0.3 + 0.3 * near_dist_term, rel=1e-9)
+        set_root(scene, 0.0, 0.0, 0.0, vel=0.01 * direction)
+        assert env.calc_reward(0) == pytest.approx(0.3 + 0.3 * (near_dist_term + 0.8), rel=1e-9)
     finally:
         scene.hit_tar_speed = 1.5
 
@@ -231,9 +236,10 @@ def test_test_reward_is_the_time_left_at_a_success(env, scene):
     (WRIST, (0.0, 0.0, 0.0), Terminate.Null),      # a strike body is not a failure
 ])
 def test_fail_tar_contact_bodies(env, scene, body, offset, term):
-    scene.target_pos = scene.sim_body_states().pos[body] + np.asarray(offset)
-    if body == WRIST and np.min(np.linalg.norm(scene.sim_body_states().pos[[0, 1, 2]] - scene.target_pos, axis=1)) < 0.2:
-        pytest.skip("the pose holds the wrist against the torso")
+    bodies = scene.sim_body_states().pos
+    scene.target_pos = bodies[body] + np.asarray(offset)
+    if body == WRIST and np.linalg.norm(bodies[[0, 1, 2]] - scene.target_pos, axis=1).min() < 0.2:
+        term = Terminate.Fail          # this pose holds the wrist against the torso: the torso fails
     assert env.check_terminate(0) == term
 
 
