@@ -28,6 +28,10 @@ Termination: a fall, the root farther than tar_fail_dist from the target, or a b
 fail_tar_contact_bodies with its centre within target_radius of the target -> Fail; hit and
 t - t_hit >= T -> Succ. The success reward (DeepMimic's GetRewardSucc 0.3 + 0.3 + 0.4) equals the
 maximum reward 1, the default of Env.get_reward_succ.
+Changed from DeepMimic where it would crash or divide by zero: strike_bodies must name a body (its
+hit test asserts it; an empty list is a ValueError here), and with hit_tar_speed 0 the near
+reward's speed term is 1 for any speed toward the target (DeepMimic divides by 0).
+The viewer's ground click (target moved there) and strike-body traces are not ported.
 """
 import numpy as np
 
