@@ -12,6 +12,7 @@ SCENES = {
     "target_amp": "env.scenes.target_amp:TargetAMPScene",
     "heading_amp": "env.scenes.heading_amp:HeadingAMPScene",
     "dribble_amp": "env.scenes.dribble_amp:DribbleAMPScene",
+    "strike_amp": "env.scenes.strike_amp:StrikeAMPScene",
     "heading_amp_getup": "env.scenes.heading_amp_getup:HeadingAMPGetupScene",
     "goals_point": "env.scenes.goals_point:GoalsPointScene",
 }
