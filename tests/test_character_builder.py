@@ -1,0 +1,93 @@
+"""The multibody built from the character file equals the wheel's humanoid URDF as SimCharacter loads it."""
+import numpy as np
+import pybullet as p
+import pytest
+
+from env.anim.character import CharacterDesc
+from env.sim.character_builder import build_multibody, shape_inertias
+from env.sim.sim_character import SimCharacter
+from env.sim.world import World
+from tests.test_sim_character import CHAR_FILE, random_state
+
+SCALE = 4.0
+
+
+@pytest.fixture(scope="module")
+def desc():
+    return CharacterDesc.load(CHAR_FILE)
+
+
+@pytest.fixture()
+def urdf_and_built(desc):
+    """(world, URDF body id, built body id) in one world, the URDF one through SimCharacter."""
+    world = World(world_scale=SCALE)
+    urdf = SimCharacter(world, desc).body
+    built = build_multibody(desc, SCALE, world.client)
+    return world, urdf, built
+
+
+def test_links_joints_masses_and_inertias_match_the_urdf(desc, urdf_and_built):
+    world, urdf, built = urdf_and_built
+    c = world.client
+    assert p.getNumJoints(built, physicsClientId=c) == p.getNumJoints(urdf, physicsClientId=c) == desc.num_joints
+    for j in range(desc.num_joints):
+        iu, ib = p.getJointInfo(urdf, j, physicsClientId=c), p.getJointInfo(built, j, physicsClientId=c)
+        du, db = p.getDynamicsInfo(urdf, j, physicsClientId=c), p.getDynamicsInfo(built, j, physicsClientId=c)
+        assert ib[2] == iu[2], f"joint {j} type"
+        assert ib[16] == iu[16] == desc.joints[j].parent, f"joint {j} parent"
+        assert np.allclose(ib[14], iu[14], atol=1e-9), f"joint {j} parent frame position"
+        assert np.allclose(ib[15], iu[15], atol=1e-9), f"joint {j} parent frame rotation"
+        assert db[0] == du[0] == desc.bodies[j].mass
+        assert np.allclose(db[2], du[2], rtol=1e-9), f"body {j} inertia"
+        assert np.allclose(db[3], du[3], atol=1e-9), f"body {j} inertial frame"
+        assert db[1] == du[1] == 0.9  # lateral friction
+        assert p.getCollisionShapeData(built, j, physicsClientId=c)[0][2] == \
+            p.getCollisionShapeData(urdf, j, physicsClientId=c)[0][2], f"body {j} shape type"
+    # inertia by hand: the root sphere (d 0.18 m at scale 1), 2/5 m r^2
+    assert np.allclose(shape_inertias(desc, SCALE)[0], 0.4 * 6.0 * (0.5 * 0.18 * SCALE) ** 2)
+    assert np.allclose(p.getDynamicsInfo(built, 0, physicsClientId=c)[2], 0.4 * 6.0 * (0.5 * 0.18 * SCALE) ** 2)
+
+
+def test_forward_kinematics_and_shapes_match_the_urdf_in_random_poses(desc, urdf_and_built):
+    world, urdf, built = urdf_and_built
+    c = world.client
+    sim = SimCharacter(world, desc)  # reuse its pose writer on both bodies
+    rng = np.random.default_rng(5)
+    links = list(range(desc.num_joints))
+    for _ in range(3):
+        pose, vel = random_state(desc, rng)
+        states = []
+        for body in (urdf, built):
+            sim.body = body
+            sim.set_state(pose, vel)
+            states.append(p.getLinkStates(body, links, computeLinkVelocity=1, computeForwardKinematics=1,
+                                          physicsClientId=c))
+        for su, sb in zip(*states):
+            for field in (0, 1, 4, 5, 6, 7):  # centre, rotation, link frame, velocities
+                assert np.allclose(sb[field], su[field], atol=1e-9)
+        for j in links:  # same collider placement: AABBs equal up to the URDF capsule's 1 mm margin
+            au, ab = p.getAABB(urdf, j, physicsClientId=c), p.getAABB(built, j, physicsClientId=c)
+            assert np.allclose(ab, au, atol=2e-3 * SCALE), f"body {j} AABB"
+
+
+def test_revolute_limit_pushes_a_knee_back_and_spherical_joints_are_free(desc):
+    """A knee ([-3.14, 0]) started bent the wrong way at +0.5 rad gets pushed back toward 0 by the limit
+    constraint in free fall (no other torque acts); a spherical joint with the same start keeps its angle."""
+    world = World(world_scale=SCALE, timestep=1.0 / 1200.0)
+    c = world.client
+    body = build_multibody(desc, SCALE, c)
+    sim = SimCharacter(world, desc)
+    p.removeBody(sim.body, physicsClientId=c)
+    sim.body = body
+    sim.disable_default_motors()
+    p.resetBasePositionAndOrientation(body, [0, 20, 0], [0, 0, 0, 1], physicsClientId=c)
+    knee = 4
+    assert desc.joints[knee].limit_high == 0.0
+    p.resetJointState(body, knee, 0.5, 0.0, physicsClientId=c)
+    p.resetJointStateMultiDof(body, 2, [np.sin(0.25), 0, 0, np.cos(0.25)], physicsClientId=c)  # neck 0.5 rad
+    for _ in range(20):
+        world.step()
+    angle, speed = p.getJointState(body, knee, physicsClientId=c)[:2]
+    assert angle < 0.5 and speed < -0.5
+    neck = p.getJointStateMultiDof(body, 2, physicsClientId=c)[0]
+    assert abs(2 * np.arccos(neck[3]) - 0.5) < 0.02  # only the knee's reaction moves it
