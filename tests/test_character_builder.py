@@ -1,4 +1,4 @@
-"""The multibody built from the character file equals the wheel's humanoid URDF as SimCharacter loads it."""
+"""The multibody built from the character file equals the wheel's humanoid URDF (SimCharacter from_urdf=True)."""
 import numpy as np
 import pybullet as p
 import pytest
@@ -21,7 +21,7 @@ def desc():
 def urdf_and_built(desc):
     """(world, URDF body id, built body id) in one world, the URDF one through SimCharacter."""
     world = World(world_scale=SCALE)
-    urdf = SimCharacter(world, desc).body
+    urdf = SimCharacter(world, desc, from_urdf=True).body
     built = build_multibody(desc, SCALE, world.client)
     return world, urdf, built
 
@@ -29,6 +29,7 @@ def urdf_and_built(desc):
 def test_links_joints_masses_and_inertias_match_the_urdf(desc, urdf_and_built):
     world, urdf, built = urdf_and_built
     c = world.client
+    assert p.getDynamicsInfo(built, -1, physicsClientId=c)[:3] == p.getDynamicsInfo(urdf, -1, physicsClientId=c)[:3]
     assert p.getNumJoints(built, physicsClientId=c) == p.getNumJoints(urdf, physicsClientId=c) == desc.num_joints
     for j in range(desc.num_joints):
         iu, ib = p.getJointInfo(urdf, j, physicsClientId=c), p.getJointInfo(built, j, physicsClientId=c)
@@ -70,24 +71,23 @@ def test_forward_kinematics_and_shapes_match_the_urdf_in_random_poses(desc, urdf
             assert np.allclose(ab, au, atol=2e-3 * SCALE), f"body {j} AABB"
 
 
-def test_revolute_limit_pushes_a_knee_back_and_spherical_joints_are_free(desc):
-    """A knee ([-3.14, 0]) started bent the wrong way at +0.5 rad gets pushed back toward 0 by the limit
-    constraint in free fall (no other torque acts); a spherical joint with the same start keeps its angle."""
-    world = World(world_scale=SCALE, timestep=1.0 / 1200.0)
-    c = world.client
-    body = build_multibody(desc, SCALE, c)
-    sim = SimCharacter(world, desc)
-    p.removeBody(sim.body, physicsClientId=c)
-    sim.body = body
-    sim.disable_default_motors()
-    p.resetBasePositionAndOrientation(body, [0, 20, 0], [0, 0, 0, 1], physicsClientId=c)
+def test_revolute_limit_stops_a_knee_as_the_urdf_limit_does(desc):
+    """In free fall a knee (limits [-3.14, 0]) started at -0.3 rad opening at +2 rad/s would pass 0 after
+    ~0.14 s; the limit constraint stops it at 0 (unlimited it would be at about +0.15 rad at 0.2 s),
+    with the URDF's limit the same trajectory."""
     knee = 4
     assert desc.joints[knee].limit_high == 0.0
-    p.resetJointState(body, knee, 0.5, 0.0, physicsClientId=c)
-    p.resetJointStateMultiDof(body, 2, [np.sin(0.25), 0, 0, np.cos(0.25)], physicsClientId=c)  # neck 0.5 rad
-    for _ in range(20):
-        world.step()
-    angle, speed = p.getJointState(body, knee, physicsClientId=c)[:2]
-    assert angle < 0.5 and speed < -0.5
-    neck = p.getJointStateMultiDof(body, 2, physicsClientId=c)[0]
-    assert abs(2 * np.arccos(neck[3]) - 0.5) < 0.02  # only the knee's reaction moves it
+    finals = []
+    for from_urdf in (True, False):
+        world = World(world_scale=SCALE, timestep=1.0 / 1200.0)
+        c = world.client
+        body = SimCharacter(world, desc, from_urdf=from_urdf).body
+        p.resetBasePositionAndOrientation(body, [0, 20, 0], [0, 0, 0, 1], physicsClientId=c)
+        p.resetJointState(body, knee, -0.3, 2.0, physicsClientId=c)
+        for _ in range(240):
+            world.step()
+        finals.append(p.getJointState(body, knee, physicsClientId=c)[:2])
+        world.shutdown()
+    angle, speed = finals[1]
+    assert -0.02 < angle <= 0.0 and speed <= 0.0
+    assert np.allclose(finals[1], finals[0], atol=1e-9)

@@ -1,7 +1,7 @@
 """Build a character's pybullet multibody from its character file, as DeepMimic's cMultiBody does.
 
 Layout (the same as the wheel's humanoid URDF, so SimCharacter's link ids = our joint/body ids):
-a massless base whose frame is the root joint frame, and one link per joint in id order; link 0
+a (nearly) massless base whose frame is the root joint frame, and one link per joint in id order; link 0
 (the root body) is welded to the base by a fixed joint at the origin (DeepMimic's floating root).
 
 Frames at world_scale s: link j's frame is joint j's frame (its parent joint's frame translated
@@ -30,6 +30,10 @@ LINK_FRICTION = 0.9
 _PB_JOINT_TYPES = {JointType.ROOT: p.JOINT_FIXED, JointType.SPHERICAL: p.JOINT_SPHERICAL,
                    JointType.REVOLUTE: p.JOINT_REVOLUTE, JointType.FIXED: p.JOINT_FIXED}
 _IDENTITY = [0.0, 0.0, 0.0, 1.0]
+# pybullet makes a zero-mass base static, so the "massless" base weighs what the wheel's humanoid URDF
+# gives its base link (its dynamics stay identical to that URDF's)
+BASE_MASS = 1e-4
+BASE_INERTIA = 1e-4 / 1.5e6
 _CAPSULE_Y_ALONG_Z = [float(np.sin(np.pi / 4)), 0.0, 0.0, float(np.cos(np.pi / 4))]  # +90 deg about x
 
 
@@ -70,7 +74,7 @@ def build_multibody(char_desc, scale, client, self_collision=True):
     joints, bodies = char_desc.joints, char_desc.bodies
     flags = p.URDF_MAINTAIN_LINK_ORDER | (p.URDF_USE_SELF_COLLISION if self_collision else 0)
     body_id = p.createMultiBody(
-        baseMass=0.0, baseCollisionShapeIndex=-1, baseVisualShapeIndex=-1, basePosition=[0, 0, 0],
+        baseMass=BASE_MASS, baseCollisionShapeIndex=-1, baseVisualShapeIndex=-1, basePosition=[0, 0, 0],
         linkMasses=[b.mass for b in bodies],
         linkCollisionShapeIndices=[_collision_shape(b, scale, client) for b in bodies],
         linkVisualShapeIndices=[-1] * len(bodies),
@@ -82,6 +86,8 @@ def build_multibody(char_desc, scale, client, self_collision=True):
         linkJointAxis=[[0.0, 0.0, 1.0]] * len(joints),
         flags=flags, physicsClientId=client)
     p.changeDynamics(body_id, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+    p.changeDynamics(body_id, -1, lateralFriction=LINK_FRICTION, localInertiaDiagonal=[BASE_INERTIA] * 3,
+                     physicsClientId=client)
     for link, (joint, inertia) in enumerate(zip(joints, shape_inertias(char_desc, scale))):
         p.changeDynamics(body_id, link, lateralFriction=LINK_FRICTION, localInertiaDiagonal=inertia.tolist(),
                          physicsClientId=client)
