@@ -91,3 +91,36 @@ def test_revolute_limit_stops_a_knee_as_the_urdf_limit_does(desc):
     angle, speed = finals[1]
     assert -0.02 < angle <= 0.0 and speed <= 0.0
     assert np.allclose(finals[1], finals[0], atol=1e-9)
+
+
+DOG_FILE = "data/characters/dog3d.txt"
+
+
+def test_dog3d_builds_with_its_masses_rotated_bodies_and_layout():
+    """dog3d (DeepMimic's file): 23 joints, 29.25 kg, pose 83 = 7 + 18 x 4 + 4 x 1, the root's AttachZ 50
+    ignored, and the neck capsule (d 0.07, h 0.08, AttachThetaZ -pi/2) lying along x, not y."""
+    dog = CharacterDesc.load(DOG_FILE)
+    assert dog.num_joints == 23 and dog.pose_size == 83 and dog.dof_size == 64
+    assert sum(b.mass for b in dog.bodies) == pytest.approx(29.25)
+    assert np.all(dog.joints[0].attach_pt == 0.0)
+    world = World(world_scale=SCALE)
+    c = world.client
+    body = build_multibody(dog, SCALE, c)
+    assert [p.getDynamicsInfo(body, j, physicsClientId=c)[0] for j in range(23)] == [b.mass for b in dog.bodies]
+    neck = 3
+    lo, hi = np.array(p.getAABB(body, neck, physicsClientId=c))
+    r, h = 0.5 * 0.07 * SCALE, 0.08 * SCALE
+    assert np.allclose(hi - lo, [h + 2 * r, 2 * r, 2 * r], atol=1e-5)
+    neck_x = (0.2375 + 0.28135 + 0.075) * SCALE  # spine1 + neck joint attach + neck body attach
+    assert np.allclose(p.getLinkState(body, neck, physicsClientId=c)[0], [neck_x, 0, 0], atol=1e-9)
+    # the inertia diagonal stays the body-frame one (capsule box: long axis y)
+    assert np.allclose(p.getDynamicsInfo(body, neck, physicsClientId=c)[2], shape_inertias(dog, SCALE)[neck])
+    world.shutdown()
+
+
+def test_sim_character_refuses_rotated_bodies_on_spherical_joints_for_now():
+    dog = CharacterDesc.load(DOG_FILE)
+    world = World(world_scale=SCALE)
+    with pytest.raises(ValueError, match=r"dog3d.txt: body 3 \(neck\) of spherical joint 3 has AttachTheta"):
+        SimCharacter(world, dog)
+    world.shutdown()

@@ -6,8 +6,9 @@ a (nearly) massless base whose frame is the root joint frame, and one link per j
 
 Frames at world_scale s: link j's frame is joint j's frame (its parent joint's frame translated
 by AttachX/Y/Z x s); its inertial and collision frame is the body centre, AttachX/Y/Z of the body
-x s in the joint frame (bodies are not rotated in the files this parser reads, Rb = I, so
-pybullet's spherical joint state, stored in the child inertial frame, is the joint's local one).
+x s in the joint frame, rotated by the body's AttachTheta (Rb). pybullet stores a spherical joint's
+state in the child inertial frame: SimCharacter's pose conversion assumes Rb = I on spherical joints
+(humanoid3d) and refuses other characters until it converts q_bullet = Rb^-1 q Rb.
 pybullet's parent frame position is relative to the parent's inertial frame, hence
 joint attach - parent body attach. Revolute joints turn about the joint's z axis.
 
@@ -54,18 +55,25 @@ def shape_inertias(char_desc, scale):
     return inertias
 
 
+def body_rotation(body):
+    """The body's rotation in its joint frame as pybullet's x y z w (R = Rz Ry Rx from AttachTheta)."""
+    return list(p.getQuaternionFromEuler(body.attach_theta.tolist()))
+
+
 def _collision_shape(body, scale, client):
-    """The body's shape placed at its centre in the link (joint) frame, as createMultiBody expects."""
+    """The body's shape placed at its centre and rotation in the link (joint) frame, as createMultiBody
+    expects."""
     size = body.size * scale
-    centre = (body.attach_pt * scale).tolist()
+    centre, rot = (body.attach_pt * scale).tolist(), body_rotation(body)
     if body.shape == "sphere":
         return p.createCollisionShape(p.GEOM_SPHERE, radius=0.5 * size[0], collisionFramePosition=centre,
-                                      physicsClientId=client)
+                                      collisionFrameOrientation=rot, physicsClientId=client)
     if body.shape == "box":
         return p.createCollisionShape(p.GEOM_BOX, halfExtents=(0.5 * size).tolist(), collisionFramePosition=centre,
-                                      physicsClientId=client)
+                                      collisionFrameOrientation=rot, physicsClientId=client)
+    capsule_rot = p.multiplyTransforms([0, 0, 0], rot, [0, 0, 0], _CAPSULE_Y_ALONG_Z)[1]
     return p.createCollisionShape(p.GEOM_CAPSULE, radius=0.5 * size[0], height=float(size[1]),
-                                  collisionFramePosition=centre, collisionFrameOrientation=_CAPSULE_Y_ALONG_Z,
+                                  collisionFramePosition=centre, collisionFrameOrientation=capsule_rot,
                                   physicsClientId=client)
 
 
@@ -78,9 +86,10 @@ def build_multibody(char_desc, scale, client, self_collision=True):
         linkMasses=[b.mass for b in bodies],
         linkCollisionShapeIndices=[_collision_shape(b, scale, client) for b in bodies],
         linkVisualShapeIndices=[-1] * len(bodies),
-        linkPositions=[(j.attach_pt * scale).tolist() if j.parent >= 0 else [0.0] * 3 for j in joints], linkOrientations=[_IDENTITY] * len(joints),
+        linkPositions=[(j.attach_pt * scale).tolist() for j in joints],  # the root's is 0 (parser)
+        linkOrientations=[_IDENTITY] * len(joints),
         linkInertialFramePositions=[(b.attach_pt * scale).tolist() for b in bodies],
-        linkInertialFrameOrientations=[_IDENTITY] * len(bodies),
+        linkInertialFrameOrientations=[body_rotation(b) for b in bodies],
         linkParentIndices=[j.parent + 1 for j in joints],  # 0 = the base, k + 1 = link k
         linkJointTypes=[_PB_JOINT_TYPES[j.type] for j in joints],
         linkJointAxis=[[0.0, 0.0, 1.0]] * len(joints),

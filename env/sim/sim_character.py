@@ -71,6 +71,7 @@ class SimCharacter:
         if from_urdf:
             self.body = _load_urdf(char_desc, self.scale, self.client, self_collision)
         else:
+            _check_spherical_bodies_unrotated(char_desc)
             self.body = build_multibody(char_desc, self.scale, self.client, self_collision)
 
         joints = char_desc.joints
@@ -247,6 +248,15 @@ def _load_urdf(char_desc, scale, client, self_collision):
     for link, inertia in enumerate(shape_inertias(char_desc, scale)):
         p.changeDynamics(body, link, localInertiaDiagonal=inertia.tolist(), physicsClientId=client)
     return body
+
+
+def _check_spherical_bodies_unrotated(desc):
+    """Our pose conversion takes pybullet's spherical joint state as the joint's local rotation, true
+    only when the child body is not rotated in its joint frame (Rb = I)."""
+    for joint, body in zip(desc.joints, desc.bodies):
+        if joint.type is JointType.SPHERICAL and np.any(body.attach_theta != 0.0):
+            raise ValueError(f"{desc.path}: body {body.id} ({body.name}) of spherical joint {joint.id} has "
+                             f"AttachTheta {body.attach_theta.tolist()}, rotated bodies are not supported yet")
 
 
 @contextmanager
