@@ -4,6 +4,7 @@ import pybullet as p
 import pytest
 
 from env.anim.character import CharacterDesc
+from env.anim.kin_character import KinCharacter
 from env.sim.character_builder import build_multibody, shape_inertias
 from env.sim.sim_character import SimCharacter
 from env.sim.world import World
@@ -118,9 +119,28 @@ def test_dog3d_builds_with_its_masses_rotated_bodies_and_layout():
     world.shutdown()
 
 
-def test_sim_character_refuses_rotated_bodies_on_spherical_joints_for_now():
+def test_dog3d_state_round_trip_and_joint_positions_match_our_kinematics():
+    """Rotated bodies on spherical joints (neck, tails: Rb != I): pybullet keeps those joints in the child
+    inertial frame, SimCharacter converts. Joint origins and body centres (which do not depend on Rb)
+    from pybullet's forward kinematics equal KinCharacter's for random poses, including the head and
+    tail1 joints downstream of the rotated neck and tail0."""
     dog = CharacterDesc.load(DOG_FILE)
     world = World(world_scale=SCALE)
-    with pytest.raises(ValueError, match=r"dog3d.txt: body 3 \(neck\) of spherical joint 3 has AttachTheta"):
-        SimCharacter(world, dog)
+    sim = SimCharacter(world, dog)
+    assert sorted(sim._sph_body_rots) == [3, 21, 22]
+    kin = KinCharacter(dog)
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        pose, vel = random_state(dog, rng)
+        sim.set_state(pose, vel)
+        pose2, vel2 = sim.get_state()
+        assert np.allclose(vel2, vel, atol=1e-9)
+        quat_cols = [dog.param_offset[j] + np.arange(4) for j in sim.sph_ids]
+        for cols in quat_cols:
+            assert min(np.abs(pose2[cols] - pose[cols]).max(), np.abs(pose2[cols] + pose[cols]).max()) < 1e-9
+        bodies = sim.get_body_states()
+        joint_pos, _ = kin.calc_joint_world(pose)
+        body_pos, _ = kin.calc_body_world(pose)
+        assert np.allclose(bodies.joint_pos, joint_pos, atol=1e-9)
+        assert np.allclose(bodies.pos, body_pos, atol=1e-9)
     world.shutdown()

@@ -71,7 +71,6 @@ class SimCharacter:
         if from_urdf:
             self.body = _load_urdf(char_desc, self.scale, self.client, self_collision)
         else:
-            _check_spherical_bodies_unrotated(char_desc)
             self.body = build_multibody(char_desc, self.scale, self.client, self_collision)
 
         joints = char_desc.joints
@@ -85,6 +84,10 @@ class SimCharacter:
         self._mass_fractions = self.masses / self.total_mass
         self._fall_ids = frozenset(b.id for b in char_desc.bodies if b.enable_fall_contact)
         self._build_pose_maps()
+        # spherical joints whose child body is rotated in the joint frame (Rb != I): pybullet keeps their
+        # state in the child inertial frame, q_bullet = Rb^-1 q Rb, w_bullet = Rb^-1 w (see joint_quats_to_bullet)
+        self._sph_body_rots = {j: math_util.quat_from_pybullet(p.getQuaternionFromEuler(
+            char_desc.bodies[j].attach_theta.tolist())) for j in self.sph_ids if np.any(char_desc.bodies[j].attach_theta)}
         # per get_body_states column: 1 / scale on the centre, joint origin and linear velocity
         self._body_state_scale = np.ones(16)
         self._body_state_scale[[0, 1, 2, 7, 8, 9, 10, 11, 12]] = 1.0 / self.scale
@@ -149,9 +152,16 @@ class SimCharacter:
         p.resetBasePositionAndOrientation(self.body, [pl[0] * s, pl[1] * s, pl[2] * s], [pl[4], pl[5], pl[6], pl[3]],
                                           physicsClientId=self.client)
         p.resetBaseVelocity(self.body, [vl[0] * s, vl[1] * s, vl[2] * s], vl[3:6], physicsClientId=self.client)
-        p.resetJointStatesMultiDof(self.body, self.actuated_ids,
-                                   targetValues=[[pl[i] for i in cols] for cols in self._joint_pose_order],
-                                   targetVelocities=[vl[a:b] for a, b in self._joint_vel_slices],
+        values = [[pl[i] for i in cols] for cols in self._joint_pose_order]
+        velocities = [vl[a:b] for a, b in self._joint_vel_slices]
+        for k, j in enumerate(self.actuated_ids):
+            if j in self._sph_body_rots:
+                rb = self._sph_body_rots[j]
+                q = math_util.quat_from_pybullet(values[k])
+                values[k] = math_util.quat_to_pybullet(math_util.quat_mul(math_util.quat_conj(rb),
+                                                                          math_util.quat_mul(q, rb))).tolist()
+                velocities[k] = math_util.quat_rotate(math_util.quat_conj(rb), velocities[k]).tolist()
+        p.resetJointStatesMultiDof(self.body, self.actuated_ids, targetValues=values, targetVelocities=velocities,
                                    physicsClientId=self.client)
 
     def get_state(self):
@@ -163,7 +173,11 @@ class SimCharacter:
         states = p.getJointStatesMultiDof(self.body, self.actuated_ids, physicsClientId=client)
         flat_pose = [*pos, rot[3], rot[0], rot[1], rot[2]]
         flat_vel = [*lin, *ang]
-        for q, qd, _, _ in states:
+        for j, (q, qd, _, _) in zip(self.actuated_ids, states):
+            if j in self._sph_body_rots:
+                rb = self._sph_body_rots[j]
+                local = math_util.quat_mul(rb, math_util.quat_mul(math_util.quat_from_pybullet(q), math_util.quat_conj(rb)))
+                q, qd = math_util.quat_to_pybullet(local).tolist(), math_util.quat_rotate(rb, qd).tolist()
             flat_pose.extend((-q[0], -q[1], -q[2], -q[3]) if len(q) == 4 and q[3] < 0.0 else q)
             flat_vel.extend(qd)
         pose = np.array(flat_pose)[self._pose_gather]
@@ -171,6 +185,18 @@ class SimCharacter:
         vel = np.array(flat_vel)
         vel[0:3] /= s
         return pose, vel
+
+    def joint_quats_to_bullet(self, sph_quats):
+        """Spherical joint rotations [w,x,y,z] (rows in sph_ids order) as pybullet stores them:
+        Rb^-1 q Rb for the joints whose body is rotated, unchanged otherwise."""
+        if not self._sph_body_rots:
+            return sph_quats
+        out = np.array(sph_quats, dtype=float)
+        for row, j in enumerate(self.sph_ids):
+            if j in self._sph_body_rots:
+                rb = self._sph_body_rots[j]
+                out[row] = math_util.quat_mul(math_util.quat_conj(rb), math_util.quat_mul(out[row], rb))
+        return out
 
     def get_root_pos(self):
         pos, _ = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
@@ -248,15 +274,6 @@ def _load_urdf(char_desc, scale, client, self_collision):
     for link, inertia in enumerate(shape_inertias(char_desc, scale)):
         p.changeDynamics(body, link, localInertiaDiagonal=inertia.tolist(), physicsClientId=client)
     return body
-
-
-def _check_spherical_bodies_unrotated(desc):
-    """Our pose conversion takes pybullet's spherical joint state as the joint's local rotation, true
-    only when the child body is not rotated in its joint frame (Rb = I)."""
-    for joint, body in zip(desc.joints, desc.bodies):
-        if joint.type is JointType.SPHERICAL and np.any(body.attach_theta != 0.0):
-            raise ValueError(f"{desc.path}: body {body.id} ({body.name}) of spherical joint {joint.id} has "
-                             f"AttachTheta {body.attach_theta.tolist()}, rotated bodies are not supported yet")
 
 
 @contextmanager
