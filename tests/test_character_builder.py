@@ -8,6 +8,7 @@ from env.anim.kin_character import KinCharacter
 from env.sim.character_builder import build_multibody, shape_inertias
 from env.sim.sim_character import SimCharacter
 from env.sim.world import World
+from util import math_util
 from tests.test_sim_character import CHAR_FILE, random_state
 
 SCALE = 4.0
@@ -123,7 +124,7 @@ def test_dog3d_state_round_trip_and_joint_positions_match_our_kinematics():
     """Rotated bodies on spherical joints (neck, tails: Rb != I): pybullet keeps those joints in the child
     inertial frame, SimCharacter converts. Joint origins and body centres (which do not depend on Rb)
     from pybullet's forward kinematics equal KinCharacter's for random poses, including the head and
-    tail1 joints downstream of the rotated neck and tail0."""
+    tail1 joints downstream of the rotated neck and tail0; body rotations (joint rotation * Rb) too."""
     dog = CharacterDesc.load(DOG_FILE)
     world = World(world_scale=SCALE)
     sim = SimCharacter(world, dog)
@@ -140,7 +141,17 @@ def test_dog3d_state_round_trip_and_joint_positions_match_our_kinematics():
             assert min(np.abs(pose2[cols] - pose[cols]).max(), np.abs(pose2[cols] + pose[cols]).max()) < 1e-9
         bodies = sim.get_body_states()
         joint_pos, _ = kin.calc_joint_world(pose)
-        body_pos, _ = kin.calc_body_world(pose)
+        body_pos, body_rot = kin.calc_body_world(pose)
         assert np.allclose(bodies.joint_pos, joint_pos, atol=1e-9)
         assert np.allclose(bodies.pos, body_pos, atol=1e-9)
+        assert np.all(math_util.quat_diff_angle(bodies.rot, body_rot) < 1e-7)  # Rb included on both sides
     world.shutdown()
+
+
+def test_attach_theta_is_pybullets_euler_convention():
+    """Body rotation R = Rz Ry Rx: our quaternions equal pybullet's getQuaternionFromEuler, which the builder uses."""
+    from env.anim.kin_character import _euler_xyz_quats
+    thetas = np.random.default_rng(2).normal(size=(6, 3))
+    ours = _euler_xyz_quats(thetas)
+    theirs = np.array([math_util.quat_from_pybullet(p.getQuaternionFromEuler(t.tolist())) for t in thetas])
+    assert np.allclose(ours, theirs, atol=1e-12)
