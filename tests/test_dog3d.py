@@ -49,3 +49,27 @@ DOG_GAINS = [(0, 0), (500, 50), (500, 50), (100, 10), (50, 5)] + FRONT * 2 + HIN
 def test_gains_are_deepmimics(dog, name):
     params = CtrlParams.load(f"data/controllers/{name}", dog)
     assert list(zip(params.kp.tolist(), params.kd.tolist())) == DOG_GAINS
+
+
+def test_imitate_env_sizes_and_reward_one_at_reference_state_initialisation():
+    """dog3d trot through the args file: state 347, action 58; after reset every reward term is 1 except
+    where the clip frame is raised by d above the ground (root exp(-5 d^2), end effectors: 4 of them,
+    exp(-10 * 4 d^2)), as for the humanoid."""
+    import math
+
+    from env.deepmimic_env import DeepMimicEnv
+    from util.arg_parser import load_args
+    env = DeepMimicEnv(load_args(["--arg_file", "args/train_dog3d_trot_args.txt"]), seed=0)
+    try:
+        assert env.get_state_size(0) == 347 and env.get_action_size(0) == 58
+        assert env.scene.sim_char.fall_contact_bodies == [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18,
+                                                          19, 21, 22]
+        for _ in range(4):
+            env.reset()
+            reward, terms, d = env.calc_reward(0), env.scene.reward_terms, env.scene.ground_raise
+            expect = {"pose": 1.0, "vel": 1.0, "com": 1.0, "root": math.exp(-5 * d * d),
+                      "end_eff": math.exp(-40 * d * d)}
+            assert terms == pytest.approx(expect, abs=1e-6)
+            assert reward > 0.999
+    finally:
+        env.shutdown()
