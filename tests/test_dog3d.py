@@ -73,3 +73,17 @@ def test_imitate_env_sizes_and_reward_one_at_reference_state_initialisation():
             assert reward > 0.999
     finally:
         env.shutdown()
+
+
+@pytest.mark.parametrize("clip", ["trot", "spin"])
+def test_amp_env_sizes(clip):
+    """AMP dog args: rot controller (trot, pace, canter) or plain (spin), no phase: state 346, action 58."""
+    from env.deepmimic_env import DeepMimicEnv
+    from util.arg_parser import load_args
+    env = DeepMimicEnv(load_args(["--arg_file", f"args/train_amp_dog3d_{clip}_args.txt"]), seed=0)
+    try:
+        env.reset()
+        assert env.get_state_size(0) == 346 and env.get_action_size(0) == 58
+        assert env.scene.ctrl.params.record_world_root_rot is (clip != "spin")
+    finally:
+        env.shutdown()
