@@ -7,7 +7,7 @@ Joint keys: ID, Name, Type ("none" = the root, "spherical", "revolute", "fixed")
 the root), AttachX/Y/Z (joint origin in the parent joint's frame), LimLow0/LimHigh0 (revolute
 only), TorqueLim, DiffWeight, IsEndEffector.
 Body keys: ID, Name, Shape ("sphere", "capsule", "box"), Mass, AttachX/Y/Z (body centre in its
-joint's frame), Param0-2 (sphere: diameter; capsule: diameter, length of the cylinder part along
+joint's frame), optional AttachThetaX/Y/Z (body rotation in its joint's frame, R = Rz Ry Rx), Param0-2 (sphere: diameter; capsule: diameter, length of the cylinder part along
 the joint's y axis; box: full extents x, y, z), ColorR/G/B/A, EnableFallContact.
 
 Pose layout (pose_size 43): per joint in id order, root 7 (position 3, quaternion w x y z),
@@ -61,6 +61,7 @@ class Body:
     mass: float
     size: np.ndarray           # (3,) Param0-2, see the module docstring
     attach_pt: np.ndarray      # (3,) body centre in its joint's frame
+    attach_theta: np.ndarray   # (3,) body rotation in its joint's frame, Euler x y z (R = Rz Ry Rx); 0 if absent
     color: np.ndarray          # (4,) RGBA
     enable_fall_contact: bool
 
@@ -98,6 +99,10 @@ class _Reader:
 
     def vec(self, *keys):
         return np.array([self.get(k, float) for k in keys])
+
+    def vec_or_zero(self, *keys):
+        """Optional keys, 0 when absent (DeepMimic's default)."""
+        return np.array([self.get(k, float) if k in self.entry else 0.0 for k in keys])
 
 
 class CharacterDesc:
@@ -149,8 +154,10 @@ def _parse_joint(r, index):
         low, high = r.get("LimLow0", float), r.get("LimHigh0", float)
         if low > high:
             r.fail("LimLow0", f"{low} is above LimHigh0 {high}")
+    # DeepMimic zeroes the root's attach point after loading (dog3d's root AttachZ 50 has no effect)
+    attach_pt = np.zeros(3) if index == 0 else r.vec("AttachX", "AttachY", "AttachZ")
     return Joint(id=index, name=r.get("Name", str), type=joint_type, parent=parent,
-                 attach_pt=r.vec("AttachX", "AttachY", "AttachZ"), limit_low=low, limit_high=high,
+                 attach_pt=attach_pt, limit_low=low, limit_high=high,
                  torque_lim=r.get("TorqueLim", float), diff_weight=r.get("DiffWeight", float),
                  is_end_effector=r.flag("IsEndEffector"))
 
@@ -166,5 +173,6 @@ def _parse_body(r, index):
         r.fail("Mass", f"is {mass}, expected > 0")
     return Body(id=index, name=r.get("Name", str), shape=shape, mass=mass,
                 size=r.vec("Param0", "Param1", "Param2"), attach_pt=r.vec("AttachX", "AttachY", "AttachZ"),
+                attach_theta=r.vec_or_zero("AttachThetaX", "AttachThetaY", "AttachThetaZ"),
                 color=r.vec("ColorR", "ColorG", "ColorB", "ColorA"),
                 enable_fall_contact=r.flag("EnableFallContact"))

@@ -4,7 +4,8 @@ Frames: the root joint's world frame is the pose's root position and rotation. A
 world frame is parent frame * translate(attach_pt) * local rotation, the local rotation being the
 pose's quaternion (spherical), a rotation by the pose's angle about the joint's local z
 (revolute) or the identity (fixed). A body's centre is its joint frame applied to the body's
-attach_pt; the body shares its joint's rotation.
+attach_pt; its rotation is its joint's times the body's own rotation in the joint frame
+(AttachTheta, R = Rz Ry Rx; the identity in humanoid3d, not for dog3d's neck and tails).
 
 Velocities (layout in env/anim/character.py): a joint's world angular velocity is its parent's
 plus its world rotation applied to its local angular velocity; linear velocities follow from
@@ -36,6 +37,8 @@ class KinCharacter:
         self._parents = np.array([j.parent for j in joints])
         self._attach = np.array([j.attach_pt for j in joints])
         self._body_attach = np.array([b.attach_pt for b in char_desc.bodies])
+        thetas = np.array([b.attach_theta for b in char_desc.bodies])
+        self._body_rots = _euler_xyz_quats(thetas) if np.any(thetas) else None
         masses = np.array([b.mass for b in char_desc.bodies])
         self._mass_weights = masses / masses.sum()
         self._levels = _depth_levels(self._parents)
@@ -99,6 +102,8 @@ class KinCharacter:
     def calc_body_world(self, pose):
         """(pos (..., num_joints, 3) body centres, rot (..., num_joints, 4)) in world."""
         pos, rot, mat = self._frames(pose)
+        if self._body_rots is not None:
+            rot = math_util.quat_mul(rot, self._body_rots)
         return pos + self._body_offsets(mat), rot
 
     def calc_joint_vel_world(self, pose, vel):
@@ -229,3 +234,12 @@ def _ancestor_matrix(parents):
             ancestors[j, k] = 1.0
             k = parents[k]
     return ancestors
+
+
+def _euler_xyz_quats(thetas):
+    """(n, 4) quaternions [w,x,y,z] of R = Rz(t_z) Ry(t_y) Rx(t_x) for (n, 3) angles (DeepMimic's AttachTheta)."""
+    def axis(k, angle):
+        q = np.zeros((len(angle), 4))
+        q[:, 0], q[:, 1 + k] = np.cos(0.5 * angle), np.sin(0.5 * angle)
+        return q
+    return math_util.quat_mul(axis(2, thetas[:, 2]), math_util.quat_mul(axis(1, thetas[:, 1]), axis(0, thetas[:, 0])))

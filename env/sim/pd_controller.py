@@ -60,8 +60,9 @@ class StablePD:
 
     def set_targets(self, sph_quats, rev_angles):
         """Targets: quaternions [w,x,y,z] of the spherical joints relative to their parents and angles
-        of the revolute joints, each in joint id order."""
-        self.sph_targets = np.asarray(sph_quats, dtype=float)
+        of the revolute joints, each in joint id order. Spherical targets are kept in pybullet's joint
+        coordinates (SimCharacter.joint_quats_to_bullet), those of the state they are compared with."""
+        self.sph_targets = self.sim_char.joint_quats_to_bullet(np.asarray(sph_quats, dtype=float))
         self.rev_targets = np.asarray(rev_angles, dtype=float)
 
 

@@ -1,17 +1,17 @@
-"""The simulated humanoid: the pybullet wheel's humanoid/humanoid.urdf driven in our layouts.
+"""The simulated character driven in our layouts.
 
-The URDF is DeepMimic's humanoid3d at 4x the character file's size, so it is loaded with
-globalScaling = world_scale / 4 (physics lengths = world_scale x the character file's) and
-checked against the character file at load (joint names, types, parents, offsets, masses,
-limits): a mismatch is a one-line error. Its link j is our joint/body j; link 0 (root) hangs
-from a massless 'base' by a fixed joint, so the base frame is the root joint frame. Inertias are
-the ones Bullet computes from DeepMimic's collision shapes (shape_inertias; the URDF's inertia tags
-are placeholders), as DeepMimic's own multibody does.
+The multibody is built from the character file (env/sim/character_builder.py). from_urdf=True loads
+the pybullet wheel's humanoid/humanoid.urdf instead (humanoid3d only): DeepMimic's humanoid3d at 4x
+the character file's size, loaded with globalScaling = world_scale / 4 and checked against the
+character file at load (joint names, types, parents, offsets, masses, limits; a mismatch is a
+one-line error), with the Bullet shape inertias set as the builder sets them. In both, link j is
+our joint/body j; link 0 (root) hangs from a massless base by a fixed joint, so the base frame is
+the root joint frame.
 
 Physics settings as DeepMimic's: friction 0.9 on every link (the ground has 0.9 too; Bullet
 multiplies the two), no linear or angular damping, self-collision on with each body excluded from
 its parent only (btMultiBody's default with DeepMimic's disable_parent_collision; pybullet's
-URDF_USE_SELF_COLLISION), revolute limits enforced by the URDF's limit constraints, spherical
+URDF_USE_SELF_COLLISION), revolute limits enforced by Bullet limit constraints, spherical
 joints unlimited. pybullet's default joint motors are switched off so that only our commands act.
 self_collision=False turns self-collision off: the pybullet wheel's pretrained policies were
 trained in the older port before it enabled self-collision (bullet3 PR #2343 added the policies,
@@ -33,11 +33,11 @@ import pybullet as p
 import pybullet_data
 
 from env.anim.character import JointType
+from env.sim.character_builder import LINK_FRICTION, build_multibody, shape_inertias
 from util import math_util
 
 URDF_PATH = "humanoid/humanoid.urdf"
 URDF_SCALE = 4.0
-LINK_FRICTION = 0.9
 
 _PB_JOINT_TYPES = {JointType.ROOT: p.JOINT_FIXED, JointType.SPHERICAL: p.JOINT_SPHERICAL,
                    JointType.REVOLUTE: p.JOINT_REVOLUTE, JointType.FIXED: p.JOINT_FIXED}
@@ -61,17 +61,17 @@ _JOINT_POS_VEL_FIELDS = lambda st: st[4] + st[6]  # noqa: E731
 
 
 class SimCharacter:
-    def __init__(self, world, char_desc, self_collision=True):
+    def __init__(self, world, char_desc, self_collision=True, from_urdf=False):
+        """The multibody is built from the character file (character_builder); from_urdf=True loads
+        the wheel's humanoid URDF instead (humanoid3d only, checked against the file)."""
         self.world = world
         self.desc = char_desc
         self.client = world.client
         self.scale = world.scale
-        path = f"{pybullet_data.getDataPath()}/{URDF_PATH}"
-        flags = p.URDF_MAINTAIN_LINK_ORDER | (p.URDF_USE_SELF_COLLISION if self_collision else 0)
-        with _silent_stdout():  # the URDF importer prints a warning per spherical joint
-            self.body = p.loadURDF(path, [0, 0, 0], globalScaling=self.scale / URDF_SCALE, flags=flags,
-                                   physicsClientId=self.client)
-        _check_urdf(self, path)
+        if from_urdf:
+            self.body = _load_urdf(char_desc, self.scale, self.client, self_collision)
+        else:
+            self.body = build_multibody(char_desc, self.scale, self.client, self_collision)
 
         joints = char_desc.joints
         self.num_bodies = char_desc.num_joints
@@ -84,17 +84,13 @@ class SimCharacter:
         self._mass_fractions = self.masses / self.total_mass
         self._fall_ids = frozenset(b.id for b in char_desc.bodies if b.enable_fall_contact)
         self._build_pose_maps()
+        # spherical joints whose child body is rotated in the joint frame (Rb != I): pybullet keeps their
+        # state in the child inertial frame, q_bullet = Rb^-1 q Rb, w_bullet = Rb^-1 w (see joint_quats_to_bullet)
+        self._sph_body_rots = {j: math_util.quat_from_pybullet(p.getQuaternionFromEuler(
+            char_desc.bodies[j].attach_theta.tolist())) for j in self.sph_ids if np.any(char_desc.bodies[j].attach_theta)}
         # per get_body_states column: 1 / scale on the centre, joint origin and linear velocity
         self._body_state_scale = np.ones(16)
         self._body_state_scale[[0, 1, 2, 7, 8, 9, 10, 11, 12]] = 1.0 / self.scale
-
-        # damping belongs to the whole multibody (base index); pybullet ignores a link command
-        # that mixes damping with friction, so friction goes per link on its own
-        p.changeDynamics(self.body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=self.client)
-        for link in [-1] + self.link_ids:
-            p.changeDynamics(self.body, link, lateralFriction=LINK_FRICTION, physicsClientId=self.client)
-        for link, inertia in zip(self.link_ids, shape_inertias(char_desc, self.scale)):
-            p.changeDynamics(self.body, link, localInertiaDiagonal=inertia.tolist(), physicsClientId=self.client)
         self.disable_default_motors()
 
     def _build_pose_maps(self):
@@ -156,9 +152,16 @@ class SimCharacter:
         p.resetBasePositionAndOrientation(self.body, [pl[0] * s, pl[1] * s, pl[2] * s], [pl[4], pl[5], pl[6], pl[3]],
                                           physicsClientId=self.client)
         p.resetBaseVelocity(self.body, [vl[0] * s, vl[1] * s, vl[2] * s], vl[3:6], physicsClientId=self.client)
-        p.resetJointStatesMultiDof(self.body, self.actuated_ids,
-                                   targetValues=[[pl[i] for i in cols] for cols in self._joint_pose_order],
-                                   targetVelocities=[vl[a:b] for a, b in self._joint_vel_slices],
+        values = [[pl[i] for i in cols] for cols in self._joint_pose_order]
+        velocities = [vl[a:b] for a, b in self._joint_vel_slices]
+        for k, j in enumerate(self.actuated_ids):
+            if j in self._sph_body_rots:
+                rb = self._sph_body_rots[j]
+                q = math_util.quat_from_pybullet(values[k])
+                values[k] = math_util.quat_to_pybullet(math_util.quat_mul(math_util.quat_conj(rb),
+                                                                          math_util.quat_mul(q, rb))).tolist()
+                velocities[k] = math_util.quat_rotate(math_util.quat_conj(rb), velocities[k]).tolist()
+        p.resetJointStatesMultiDof(self.body, self.actuated_ids, targetValues=values, targetVelocities=velocities,
                                    physicsClientId=self.client)
 
     def get_state(self):
@@ -170,7 +173,11 @@ class SimCharacter:
         states = p.getJointStatesMultiDof(self.body, self.actuated_ids, physicsClientId=client)
         flat_pose = [*pos, rot[3], rot[0], rot[1], rot[2]]
         flat_vel = [*lin, *ang]
-        for q, qd, _, _ in states:
+        for j, (q, qd, _, _) in zip(self.actuated_ids, states):
+            if j in self._sph_body_rots:
+                rb = self._sph_body_rots[j]
+                local = math_util.quat_mul(rb, math_util.quat_mul(math_util.quat_from_pybullet(q), math_util.quat_conj(rb)))
+                q, qd = math_util.quat_to_pybullet(local).tolist(), math_util.quat_rotate(rb, qd).tolist()
             flat_pose.extend((-q[0], -q[1], -q[2], -q[3]) if len(q) == 4 and q[3] < 0.0 else q)
             flat_vel.extend(qd)
         pose = np.array(flat_pose)[self._pose_gather]
@@ -178,6 +185,18 @@ class SimCharacter:
         vel = np.array(flat_vel)
         vel[0:3] /= s
         return pose, vel
+
+    def joint_quats_to_bullet(self, sph_quats):
+        """Spherical joint rotations [w,x,y,z] (rows in sph_ids order) as pybullet stores them:
+        Rb^-1 q Rb for the joints whose body is rotated, unchanged otherwise."""
+        if not self._sph_body_rots:
+            return sph_quats
+        out = np.array(sph_quats, dtype=float)
+        for row, j in enumerate(self.sph_ids):
+            if j in self._sph_body_rots:
+                rb = self._sph_body_rots[j]
+                out[row] = math_util.quat_mul(math_util.quat_conj(rb), math_util.quat_mul(out[row], rb))
+        return out
 
     def get_root_pos(self):
         pos, _ = p.getBasePositionAndOrientation(self.body, physicsClientId=self.client)
@@ -239,24 +258,22 @@ class SimCharacter:
                              p.WORLD_FRAME, physicsClientId=self.client)
 
 
-def shape_inertias(char_desc, scale):
-    """(n, 3) principal inertias of the bodies at world_scale as Bullet computes them for DeepMimic's
-    shapes (DeepMimic takes them from calculateLocalInertia): solid sphere 2/5 m r^2, box
-    m/12 (b^2 + c^2), capsule as its bounding box (btCapsuleShape's approximation; the current Bullet
-    formula, which pybullet also gives a capsule made with createCollisionShape). The URDF import
-    inflates capsule boxes by a fixed 1 mm margin, which would break the world_scale invariance.
-    (Older Bullet releases added a margin to the capsule box; which one DeepMimic's 2.88 build used
-    is unconfirmed.)"""
-    inertias = np.empty((len(char_desc.bodies), 3))
-    for i, body in enumerate(char_desc.bodies):
-        size = body.size * scale
-        if body.shape == "sphere":
-            inertias[i] = 0.4 * body.mass * (0.5 * size[0]) ** 2
-        else:
-            extents = size if body.shape == "box" else np.array([size[0], size[0] + size[1], size[0]])
-            sq = extents ** 2
-            inertias[i] = body.mass / 12.0 * np.array([sq[1] + sq[2], sq[0] + sq[2], sq[0] + sq[1]])
-    return inertias
+def _load_urdf(char_desc, scale, client, self_collision):
+    """The wheel's humanoid URDF at world_scale, checked against the character file, with DeepMimic's
+    friction, damping and Bullet shape inertias (the URDF's inertia tags are placeholders)."""
+    path = f"{pybullet_data.getDataPath()}/{URDF_PATH}"
+    flags = p.URDF_MAINTAIN_LINK_ORDER | (p.URDF_USE_SELF_COLLISION if self_collision else 0)
+    with _silent_stdout():  # the URDF importer prints a warning per spherical joint
+        body = p.loadURDF(path, [0, 0, 0], globalScaling=scale / URDF_SCALE, flags=flags, physicsClientId=client)
+    _check_urdf(char_desc, body, client, scale, path)
+    # damping belongs to the whole multibody (base index); pybullet ignores a link command
+    # that mixes damping with friction, so friction goes per link on its own
+    p.changeDynamics(body, -1, linearDamping=0.0, angularDamping=0.0, physicsClientId=client)
+    for link in range(-1, char_desc.num_joints):
+        p.changeDynamics(body, link, lateralFriction=LINK_FRICTION, physicsClientId=client)
+    for link, inertia in enumerate(shape_inertias(char_desc, scale)):
+        p.changeDynamics(body, link, localInertiaDiagonal=inertia.tolist(), physicsClientId=client)
+    return body
 
 
 @contextmanager
@@ -289,9 +306,8 @@ def body_aabbs(char_desc, body_states):
     return body_states.pos - half, body_states.pos + half
 
 
-def _check_urdf(sim_char, path):
+def _check_urdf(desc, body, client, s, path):
     """The URDF must be the character file's skeleton at URDF_SCALE (so at world_scale here)."""
-    desc, body, client, s = sim_char.desc, sim_char.body, sim_char.client, sim_char.scale
     num = p.getNumJoints(body, physicsClientId=client)
     if num != desc.num_joints:
         raise ValueError(f"{path}: has {num} links, character file {desc.path} has {desc.num_joints} joints")
