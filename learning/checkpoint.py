@@ -61,9 +61,19 @@ def resolve_checkpoint(prefix):
 
 
 def read_checkpoint(prefix):
-    """Every variable of a TF1 checkpoint: {name: numpy array}."""
-    reader = tf.train.load_checkpoint(str(prefix))
-    return {name: np.asarray(reader.get_tensor(name)) for name in reader.get_variable_to_shape_map()}
+    """Every variable of a TF1 checkpoint: {name: numpy array}; CheckpointError naming the prefix
+    when its files are unreadable or corrupt, or a variable holds NaN or an infinity."""
+    try:
+        reader = tf.train.load_checkpoint(str(prefix))
+        tensors = {name: np.asarray(reader.get_tensor(name))
+                   for name in reader.get_variable_to_shape_map()}
+    except (tf.errors.OpError, ValueError, OSError, IndexError) as err:  # IndexError: short data file
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise CheckpointError(f"{prefix}: not a readable checkpoint ({detail})") from None
+    for name, value in tensors.items():
+        if np.issubdtype(value.dtype, np.floating) and not np.all(np.isfinite(value)):
+            raise CheckpointError(f"{prefix}: variable {name} holds NaN or infinite values")
+    return tensors
 
 
 def write_checkpoint(prefix, tensors):
