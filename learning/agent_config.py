@@ -6,13 +6,12 @@ Keys that older DeepMimic files carry but no 2021 agent reads (LEGACY_KEYS) are 
 ignored, so the pybullet wheel's agent file still loads. A subclass (e.g. the AMP agent's) adds
 fields with `key(...)` and checks with `problems()`.
 """
-import json
 import math
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from pathlib import Path
 from typing import ClassVar, get_type_hints
 
 from learning.exp_params import ExpParams
+from util.paths import load_json
 
 
 class ConfigError(ValueError):
@@ -174,7 +173,4 @@ def config_from_dict(cls, data, source):
 
 def read_agent_file(path):
     """The JSON object of an agent file; ConfigError naming the file on a syntax error."""
-    try:
-        return json.loads(Path(path).read_text())
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{path}: invalid JSON: {err}") from None
+    return load_json(path, ConfigError)[1]

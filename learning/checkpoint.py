@@ -69,16 +69,21 @@ def _read_tensors(prefix):
 def read_checkpoint(prefix):
     """Every variable of a TF1 checkpoint: {name: numpy array}. An unreadable pair (a run killed
     between write_checkpoint's two renames, a truncated file) falls back to the previous version
-    kept beside it, with a warning; CheckpointError naming the file when there is none."""
+    kept beside it, with a warning; CheckpointError naming the file when there is none, or when a
+    variable holds NaN or an infinity."""
     try:
-        return _read_tensors(prefix)
-    except (tf.errors.OpError, ValueError, IndexError) as err:   # TF raises IndexError on some corrupt files
+        tensors = _read_tensors(prefix)
+    except (tf.errors.OpError, ValueError, OSError, IndexError) as err:   # IndexError: a short data file
         problem = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         prev = str(prefix) + PREV_TAG
         if not os.path.isfile(prev + INDEX_SUFFIX):
             raise CheckpointError(f"{prefix}: unreadable checkpoint ({problem})") from None
         print(f"warning: {prefix}: unreadable checkpoint ({problem}); reading the previous version {prev}", flush=True)
-        return _read_tensors(prev)
+        tensors = _read_tensors(prev)
+    for name, value in tensors.items():
+        if np.issubdtype(value.dtype, np.floating) and not np.all(np.isfinite(value)):
+            raise CheckpointError(f"{prefix}: variable {name} holds NaN or infinite values")
+    return tensors
 
 
 def _fsync(path):

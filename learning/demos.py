@@ -27,6 +27,8 @@ one ValueError line naming the file and the field.
 import datetime
 import json
 import os
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,8 +113,9 @@ def load_demos(path):
                 raise ValueError(f"{path}: {missing[0]}: missing from the demonstration file")
             arrays = {name: npz[name] for name in ARRAYS}
             meta = json.loads(str(npz["metadata"]))
-    except (OSError, EOFError, json.JSONDecodeError, KeyError) as err:
-        raise ValueError(f"{path}: not a readable demonstration file ({err})") from None
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error) as err:
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"{path}: not a readable demonstration file ({detail})") from None
     data = DemoDataset(metadata=meta, **arrays)
     check_consistent(data, path)
     return data

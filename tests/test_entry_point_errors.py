@@ -79,3 +79,37 @@ def test_a_full_disk_is_one_line_and_status_1(capsys):
         raise OSError(errno.EIO, "Input/output error")
     with pytest.raises(OSError):       # not a storage-space or permission problem: a real bug's traceback
         run_main(other, "DeepMimic_Optimizer.py")
+
+
+def broken_files(tmp_path):
+    """A binary character file, a clip with a NaN, a truncated controller and a garbage demo file."""
+    char = tmp_path / "char.txt"
+    char.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe garbage")
+    clip = tmp_path / "clip.txt"
+    clip.write_text('{"Loop": "wrap", "Frames": [[0.03, NaN]]}')
+    ctrl = tmp_path / "ctrl.txt"
+    ctrl.write_text((project_root() / "data/controllers/humanoid3d_ctrl.txt").read_text()[:200])
+    demos = tmp_path / "demos.npz"
+    demos.write_bytes(b"PK\x03\x04 not a zip")
+    return {"char": char, "clip": clip, "ctrl": ctrl, "demos": demos}
+
+
+def assert_one_line(script, path, code, errors):
+    assert code == 2, errors
+    assert len(errors) == 1 and errors[0].startswith(f"{script}: error: {path}"), errors
+
+
+@pytest.mark.parametrize("key, override", [("char", "--character_files"), ("clip", "--motion_file"),
+                                           ("ctrl", "--char_ctrl_files")])
+def test_optimizer_broken_data_file(tmp_path, key, override):
+    path = broken_files(tmp_path)[key]
+    code, errors = run("DeepMimic_Optimizer.py", "--arg_file", "args/train_humanoid3d_walk_args.txt",
+                       override, str(path), "--max_iters", "1")
+    assert_one_line("DeepMimic_Optimizer.py", path, code, errors)
+
+
+def test_optimizer_broken_demo_file(tmp_path):
+    path = broken_files(tmp_path)["demos"]
+    code, errors = run("DeepMimic_Optimizer.py", "--arg_file", "args/train_gail_humanoid3d_walk_args.txt",
+                       "--demo_file", str(path), "--max_iters", "1")
+    assert_one_line("DeepMimic_Optimizer.py", path, code, errors)

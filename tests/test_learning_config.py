@@ -78,7 +78,7 @@ def test_required_keys(tmp_path):
     with pytest.raises(ConfigError, match="agent.txt: AgentType: required key missing"):
         load_agent_config(path)
     path.write_text('{"AgentType": "PPO",}')
-    with pytest.raises(ConfigError, match="agent.txt: invalid JSON"):
+    with pytest.raises(ConfigError, match="agent.txt: not valid JSON"):
         load_agent_config(path)
 
 

@@ -9,6 +9,8 @@ the file it came from) on a wrong type or a missing required key.
 import shlex
 from pathlib import Path
 
+from util.paths import read_data_text
+
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -71,7 +73,7 @@ class ArgParser:
         if not path.is_file():
             raise ArgError(f"{path}: argument file not found")
         tokens = []
-        for line_no, line in enumerate(path.read_text().splitlines(), 1):
+        for line_no, line in enumerate(read_data_text(path, ArgError).splitlines(), 1):
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
                 continue

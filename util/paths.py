@@ -33,10 +33,34 @@ def is_extra_data(path):
     return any(parts[i:i + 2] == ("motions", extra) for i in range(len(parts) - 1) for extra in EXTRA_MOTION_DIRS)
 
 
-def load_json(path, error=ValueError):
-    """(resolved path, parsed JSON) of a data file; `error` (one line naming the file) on bad JSON."""
-    resolved = resolve_data_path(path)
+def read_data_text(path, error=ValueError):
+    """The text of a file; `error` naming the file when it is binary or cannot be read."""
     try:
-        return resolved, json.loads(resolved.read_text())
+        return Path(path).read_text()
+    except UnicodeDecodeError as err:
+        raise error(f"{path}: not a UTF-8 text file (byte {err.start})") from None
+    except (IsADirectoryError, PermissionError) as err:
+        raise error(f"{path}: cannot be read ({err.strerror})") from None
+
+
+def load_json(path, error=ValueError):
+    """(resolved path, parsed JSON) of a data file; `error` (one line naming the file) on bad JSON,
+    binary content, or a number that is NaN or infinite (NaN, Infinity, 1e999)."""
+    resolved = resolve_data_path(path)
+    text = read_data_text(resolved, error)
+
+    def finite(token):
+        value = float(token)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"the number {token[:40]} is not finite")
+        return value
+
+    def no_constant(token):
+        raise ValueError(f"{token} is not a finite number")
+
+    try:
+        return resolved, json.loads(text, parse_float=finite, parse_constant=no_constant)
     except json.JSONDecodeError as err:
         raise error(f"{resolved}: not valid JSON ({err})") from None
+    except ValueError as err:
+        raise error(f"{resolved}: {err}") from None

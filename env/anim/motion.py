@@ -29,6 +29,9 @@ LOOP_TYPES = ("wrap", "none")
 _MIN_SLERP_ANGLE = 1e-9  # below this sin(a t) / sin(a) is t to double precision
 
 
+MAX_ABS_VALUE = 1e6  # larger frame numbers (metres, seconds, quaternion parts) overflow velocities
+
+
 class MotionError(ValueError):
     """A malformed clip file; the message names the file (and the frame)."""
 
@@ -77,6 +80,9 @@ class Motion:
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row):
                 raise MotionError(f"{resolved}: frame {i} holds a value that is not a number")
         table = np.array(rows, dtype=float).reshape(len(rows), width)
+        if np.any(np.abs(table) > MAX_ABS_VALUE):
+            frame = int(np.argwhere(np.abs(table) > MAX_ABS_VALUE)[0][0])
+            raise MotionError(f"{resolved}: frame {frame} holds a value beyond +-{MAX_ABS_VALUE:g}")
         return cls(table[:, 1:], table[:, 0], loop, char_desc, path=resolved)
 
     def _validate(self):

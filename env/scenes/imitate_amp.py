@@ -60,7 +60,10 @@ class MotionSet:
                 raise ValueError(f"{resolved}: Motions[{i}] key 'File' must be a clip path")
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
                 raise ValueError(f"{resolved}: Motions[{i}] key 'Weight' is {weight!r}, expected a number > 0")
-            motions.append(Motion.load(clip, char_desc))
+            try:
+                motions.append(Motion.load(clip, char_desc))
+            except FileNotFoundError as err:
+                raise FileNotFoundError(f"{resolved}: Motions[{i}]: {err}") from None
             weights.append(weight)
         return cls(motions, weights)
 
