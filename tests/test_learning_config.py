@@ -62,8 +62,8 @@ def test_integral_floats_are_integers(tmp_path):
     ({"ExpParamsBeg": {"Rate": 2}}, r"agent.txt: ExpParamsBeg.Rate: must be in \[0, 1\]"),
     ({"CriticNet": "fc_3layers"}, "agent.txt: CriticNet: unknown net 'fc_3layers'"),
     ({"AgentType": "DQN"}, "agent.txt: AgentType: unknown agent type 'DQN'"),
-    ({"ActorStepsize": float("nan")}, "agent.txt: ActorStepsize: expects a finite number, got nan"),
-    ({"ExpParamsBeg": {"Noise": float("inf")}}, "agent.txt: ExpParamsBeg.Noise: expects a finite number, got inf"),
+    ({"ActorStepsize": float("nan")}, "agent.txt: NaN is not a finite number"),
+    ({"ExpParamsBeg": {"Noise": float("inf")}}, "agent.txt: Infinity is not a finite number"),
 ])
 def test_errors_name_file_and_key(tmp_path, entries, message):
     with pytest.raises(ConfigError, match=message):
@@ -89,3 +89,10 @@ def test_per_rank_buffer_check_names_file(tmp_path):
     agent_file = write_agent_file(tmp_path / "small.txt", ReplayBufferSize=1000, BatchSize=512)
     with pytest.raises(ConfigError, match="small.txt: ReplayBufferSize: 1000 over 1 rank"):
         RLWorld(PointMassEnv(), toy_args(agent_file))
+
+
+def test_non_finite_values_given_as_data_name_the_key():
+    """Agent data built in code (not read from a file) gets the same check, by key."""
+    data = {**BASE, "ActorStepsize": float("nan")}
+    with pytest.raises(ConfigError, match="made.txt: ActorStepsize: expects a finite number, got nan"):
+        config_from_dict(PPOAgentConfig, data, "made.txt")
