@@ -43,6 +43,7 @@ class RLAgentConfig:
     exp_params_end: ExpParams = key("ExpParamsEnd", ExpParams())
 
     LEGACY_KEYS: ClassVar[tuple] = ("UpdatePeriod",)
+    UNBOUNDED_KEYS: ClassVar[tuple] = ("NormalizerSamples",)     # the only number that may be infinite
 
     def problems(self):
         if not 0 <= self.discount < 1:
@@ -90,6 +91,12 @@ class PGAgentConfig(RLAgentConfig):
         for json_key, val in (("ActorMomentum", self.actor_momentum), ("CriticMomentum", self.critic_momentum)):
             if not 0 <= val < 1:
                 yield json_key, f"must be in [0, 1), got {val}"
+        for json_key, val in (("ActorWeightDecay", self.actor_weight_decay),
+                              ("CriticWeightDecay", self.critic_weight_decay)):
+            if val < 0:
+                yield json_key, f"must be >= 0, got {val}"
+        if self.actor_init_output_scale <= 0:
+            yield "ActorInitOutputScale", f"must be > 0, got {self.actor_init_output_scale}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,10 +156,14 @@ def _build(cls, data, prefix):
         if json_key not in by_key and json_key not in cls.LEGACY_KEYS:
             raise ConfigError(f"{prefix}{json_key}: unknown key (known: {', '.join(by_key)})")
     hints = get_type_hints(cls)
+    unbounded = getattr(cls, "UNBOUNDED_KEYS", ())
     kwargs = {}
     for json_key, f in by_key.items():
         if json_key in data:
-            kwargs[f.name] = _convert(hints[f.name], data[json_key], prefix + json_key)
+            val = _convert(hints[f.name], data[json_key], prefix + json_key)
+            if isinstance(val, float) and not (math.isfinite(val) or (json_key in unbounded and val > 0)):
+                raise ConfigError(f"{prefix}{json_key}: expects a finite number, got {val!r}")
+            kwargs[f.name] = val
         elif f.default is MISSING and f.default_factory is MISSING:
             raise ConfigError(f"{prefix}{json_key}: required key missing")
     return cls(**kwargs)

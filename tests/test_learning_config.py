@@ -62,10 +62,23 @@ def test_integral_floats_are_integers(tmp_path):
     ({"ExpParamsBeg": {"Rate": 2}}, r"agent.txt: ExpParamsBeg.Rate: must be in \[0, 1\]"),
     ({"CriticNet": "fc_3layers"}, "agent.txt: CriticNet: unknown net 'fc_3layers'"),
     ({"AgentType": "DQN"}, "agent.txt: AgentType: unknown agent type 'DQN'"),
+    ({"ActorStepsize": math.nan}, "agent.txt: ActorStepsize: expects a finite number, got nan"),
+    ({"CriticStepsize": math.inf}, "agent.txt: CriticStepsize: expects a finite number, got inf"),
+    ({"ActorStepsize": -1e-3}, "agent.txt: ActorStepsize: must be > 0, got -0.001"),
+    ({"NormalizerSamples": -math.inf}, "agent.txt: NormalizerSamples: expects a finite number, got -inf"),
+    ({"ExpParamsBeg": {"Rate": math.nan}}, "agent.txt: ExpParamsBeg.Rate: expects a finite number"),
+    ({"ActorWeightDecay": -5e-4}, "agent.txt: ActorWeightDecay: must be >= 0"),
+    ({"ActorInitOutputScale": 0}, "agent.txt: ActorInitOutputScale: must be > 0"),
+    ({"ReplayBufferSize": math.inf}, "agent.txt: ReplayBufferSize: expects an integer, got inf"),
 ])
 def test_errors_name_file_and_key(tmp_path, entries, message):
     with pytest.raises(ConfigError, match=message):
         load(tmp_path, **entries)
+
+
+def test_infinite_normalizer_samples_allowed(tmp_path):
+    _, cfg, _ = load(tmp_path, NormalizerSamples=math.inf)      # json.dumps writes Infinity
+    assert cfg.normalizer_samples == math.inf
 
 
 def test_required_keys(tmp_path):
