@@ -31,3 +31,18 @@ def run_main(main, prog):
             from util import mpi_util
             mpi_util.abort(2)
         return 2
+    except OSError as err:
+        if os.environ.get("DEEPMIMIC_TRACEBACK"):
+            raise
+        print(f"{prog}: error: {os_error_line(err)}", file=sys.stderr, flush=True)
+        if "mpi4py.MPI" in sys.modules:
+            from util import mpi_util
+            mpi_util.abort(1)
+        return 1
+
+
+def os_error_line(err):
+    """One line for a failed write or read (full disk, unwritable or occupied output path):
+    the file and the system's reason, e.g. `cannot use output/x: Not a directory`."""
+    where = err.filename if err.filename is not None else "a file"
+    return f"cannot use {where}: {err.strerror or err}"
