@@ -61,6 +61,8 @@ def copy_run_inputs(arg_parser, output_path):
         tmp = os.path.join(output_path, f".{name}.tmp")
         with open(tmp, "w") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())      # the data is on disk before the rename makes it the copy
         os.replace(tmp, os.path.join(output_path, name))
 
 

@@ -91,6 +91,12 @@ class PGAgentConfig(RLAgentConfig):
         for json_key, val in (("ActorMomentum", self.actor_momentum), ("CriticMomentum", self.critic_momentum)):
             if not 0 <= val < 1:
                 yield json_key, f"must be in [0, 1), got {val}"
+        for json_key, val in (("ActorWeightDecay", self.actor_weight_decay),
+                              ("CriticWeightDecay", self.critic_weight_decay)):
+            if val < 0:
+                yield json_key, f"must be >= 0, got {val}"
+        if self.actor_init_output_scale <= 0:
+            yield "ActorInitOutputScale", f"must be > 0, got {self.actor_init_output_scale}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -64,10 +64,16 @@ def test_integral_floats_are_integers(tmp_path):
     ({"AgentType": "DQN"}, "agent.txt: AgentType: unknown agent type 'DQN'"),
     ({"ActorStepsize": float("nan")}, "agent.txt: NaN is not a finite number"),
     ({"ExpParamsBeg": {"Noise": float("inf")}}, "agent.txt: Infinity is not a finite number"),
+    ({"NormalizerSamples": -math.inf}, "agent.txt: -Infinity is not a finite number"),
+    ({"ActorStepsize": -1e-3}, "agent.txt: ActorStepsize: must be > 0, got -0.001"),
+    ({"ActorWeightDecay": -5e-4}, "agent.txt: ActorWeightDecay: must be >= 0"),
+    ({"ActorInitOutputScale": 0}, "agent.txt: ActorInitOutputScale: must be > 0"),
 ])
 def test_errors_name_file_and_key(tmp_path, entries, message):
     with pytest.raises(ConfigError, match=message):
         load(tmp_path, **entries)
+
+
 
 
 def test_required_keys(tmp_path):
