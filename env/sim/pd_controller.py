@@ -15,7 +15,10 @@ limits x s^2; that is what both classes use.
 
 - ExactStablePD ("exact", the default): the formula above in numpy with pybullet's mass matrix and
   bias forces (calculateMassMatrix / calculateInverseDynamics, flags=1 padded layout), DeepMimic's
-  length clamp (cSimBodyJoint::ClampTotalTorque), applied as joint torques.
+  length clamp (cSimBodyJoint::ClampTotalTorque), applied as joint torques. pybullet builds the
+  model behind those two calls at loadURDF, so M and C use the URDF's inertias, not DeepMimic's
+  shape inertias that SimCharacter sets with changeDynamics and the simulation uses (they differ
+  by up to 4.5% of the largest link inertia; tests/test_sim_pd_dynamics.py).
 - BuiltinStablePD ("builtin"): pybullet's STABLE_PD_CONTROL, one setJointMotorControlMultiDofArray
   per update; it takes the physics time step (the env update, the sub-steps being internal) as dt.
   It clamps each torque component to the limit, where DeepMimic clamps a spherical joint's torque
