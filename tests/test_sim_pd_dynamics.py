@@ -1,5 +1,5 @@
 """What ExactStablePD's dynamics come from: pybullet's calculateMassMatrix / calculateInverseDynamics
-build their model once, at loadURDF, so they do not see SimCharacter's changeDynamics inertias
+build their model once, when the body is created, so they do not see SimCharacter's changeDynamics inertias
 (DeepMimic's shape inertias, which the simulation uses). A replacement of these calls by our own
 dynamics must decide which inertias it takes; this pins the fact it has to compare against."""
 import numpy as np

@@ -16,7 +16,8 @@ limits x s^2; that is what both classes use.
 - ExactStablePD ("exact", the default): the formula above in numpy with pybullet's mass matrix and
   bias forces (calculateMassMatrix / calculateInverseDynamics, flags=1 padded layout), DeepMimic's
   length clamp (cSimBodyJoint::ClampTotalTorque), applied as joint torques. pybullet builds the
-  model behind those two calls at loadURDF, so M and C use the URDF's inertias, not DeepMimic's
+  model behind those two calls when the body is created, so M and C use the inertias it derived
+  from the collision shapes then, not DeepMimic's
   shape inertias that SimCharacter sets with changeDynamics and the simulation uses (they differ
   by up to 4.5% of the largest link inertia; tests/test_sim_pd_dynamics.py).
 - BuiltinStablePD ("builtin"): pybullet's STABLE_PD_CONTROL, one setJointMotorControlMultiDofArray
