@@ -118,3 +118,46 @@ def test_ctrl_c_drill_mpi_run_two_ranks(tmp_path):
     """SIGINT to mpi_run's whole process group (a terminal's Ctrl-C): every rank stops after the
     same iteration, exit 130, and the resume goes on from the next iteration."""
     _drill(tmp_path, ["mpi_run.py", "--num_workers", "2"], signal.SIGINT, 130)
+
+
+@pytest.mark.slow
+@pytest.mark.mpi
+def test_dead_rank_drill(tmp_path):
+    """SIGKILL to one rank of a 2-rank mpi_run: the job ends within 30 s with a non-zero status and
+    a line naming the rank; the resume goes on from the last checkpoint (OutputIters 1: at most
+    the iteration under way is lost)."""
+    agent_file = tmp_path / "agent.txt"
+    agent_file.write_text(SMOKE_AGENT)                      # OutputIters 1
+    out = tmp_path / "out"
+    run_args = ["--arg_file", "args/train_humanoid3d_walk_args.txt", "--agent_files", str(agent_file),
+                "--output_path", str(out), "--int_output_path", "", "--rand_seed", "6"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.Popen([sys.executable, "mpi_run.py", "--num_workers", "2", *run_args, "--max_iters", "1000"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        log = out / "agent0_log.txt"
+        _wait_for_rows(log, 2, proc, timeout=600)
+        ranks = subprocess.run(["pgrep", "-f", f"DeepMimic_Optimizer.py.*{out}"], capture_output=True,
+                               text=True).stdout.split()
+        assert len(ranks) == 2, ranks
+        killed = time.time()
+        os.kill(int(max(ranks, key=int)), signal.SIGKILL)
+        output, _ = proc.communicate(timeout=60)
+        stop_seconds = time.time() - killed
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0 and stop_seconds < 30, output[-3000:]
+    assert "rank" in output and ("killed" in output.lower() or "signal 9" in output.lower()), output[-3000:]
+    assert not subprocess.run(["pgrep", "-f", f"DeepMimic_Optimizer.py.*{out}"], capture_output=True).stdout
+    logged = [int(r.split()[0]) for r in log.read_text().splitlines()[1:]]
+    resume = subprocess.run([sys.executable, "mpi_run.py", "--num_workers", "2", *run_args, "--resume", "true",
+                             "--max_iters", str(logged[-1] + 2)], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=900)
+    assert resume.returncode == 0, resume.stdout[-2000:] + resume.stderr[-2000:]
+    iters = [int(r.split()[0]) for r in log.read_text().splitlines()[1:]]
+    first_resumed = iters[len(logged)]
+    assert logged[-1] - first_resumed <= 0, (logged, iters)     # at most the iteration under way is lost
+    print(f"dead rank drill: job ended {stop_seconds:.1f} s after SIGKILL; last logged iteration {logged[-1]}, "
+          f"resume logged from iteration {first_resumed}")
