@@ -39,13 +39,11 @@ def test_pretrained_run_files_point_at_the_wheel_checkpoints(clip):
     assert resolve_data_path(model + ".index").is_file()
 
 
-DEEPMIMIC_ARGS = Path("/work/deepmimic/args")
-OTHER_BRANCH_MARKERS = ("dog3d", "strike", "dribble")   # args files those scenes' branches add
+# The file names of DeepMimic's args/ directory (xbpeng/DeepMimic @1f915c5: 98 files).
+DEEPMIMIC_ARGS_LIST = Path(__file__).parent / "data" / "deepmimic_args_files.txt"
 
 
-@pytest.mark.skipif(not DEEPMIMIC_ARGS.is_dir(), reason="no DeepMimic checkout at /work/deepmimic")
-def test_every_deepmimic_humanoid_args_file_is_translated():
-    names = {p.name for p in ARG_FILES}
-    theirs = [p.name for p in DEEPMIMIC_ARGS.glob("*.txt") if not any(m in p.name for m in OTHER_BRANCH_MARKERS)]
-    assert len(theirs) == 75
-    assert sorted(set(theirs) - names) == []
+def test_every_deepmimic_args_file_exists_under_its_name():
+    theirs = DEEPMIMIC_ARGS_LIST.read_text().split()
+    assert len(theirs) == 98
+    assert sorted(set(theirs) - {p.name for p in ARG_FILES}) == []
