@@ -7,8 +7,8 @@ a (nearly) massless base whose frame is the root joint frame, and one link per j
 Frames at world_scale s: link j's frame is joint j's frame (its parent joint's frame translated
 by AttachX/Y/Z x s); its inertial and collision frame is the body centre, AttachX/Y/Z of the body
 x s in the joint frame, rotated by the body's AttachTheta (Rb). pybullet stores a spherical joint's
-state in the child inertial frame: SimCharacter's pose conversion assumes Rb = I on spherical joints
-(humanoid3d) and refuses other characters until it converts q_bullet = Rb^-1 q Rb.
+state in the child inertial frame: SimCharacter converts q_bullet = Rb^-1 q Rb (and the angular
+velocity by Rb^-1) on the joints whose body is rotated (dog3d's neck and tails; none in humanoid3d).
 pybullet's parent frame position is relative to the parent's inertial frame, hence
 joint attach - parent body attach. Revolute joints turn about the joint's z axis.
 
