@@ -1,0 +1,311 @@
+"""Mass matrix and bias forces of a pybullet multibody (floating base; spherical, revolute and fixed
+joints), compiled with numba, in the compact generalized velocity layout of pybullet's flags=1
+convention without its pads:
+    base linear velocity (world, 3), base angular velocity (world, 3),
+    per moving joint in link order: spherical angular velocity in the child's link frame (3),
+    revolute angle rate (1).
+Positions: base COM position (3), base quaternion xyzw (4), per joint spherical xyzw (4) / angle (1),
+i.e. pybullet's q (no pads in q).
+
+Frames (pybullet's): the base pose is its inertial (COM) frame; a joint's parentFramePos/Orn are in
+the parent's inertial frame; a link's frame is the joint frame turned by the joint rotation; its
+inertial frame is localInertialFramePosition/Orientation in the link frame.
+
+Per body b with COM x_b and world Jacobian J_b = [Jv; Jw] (a dof with world axis s at joint point
+x_j contributes s x (x_b - x_j) to Jv and s to Jw; the base's linear dofs the identity, its angular
+dofs e_k x (x_b - x_base) and e_k):
+    M = sum_b Jv^T m_b Jv + Jw^T I_b Jw             (I_b = R_b diag(I) R_b^T)
+    C = sum_b Jv^T m_b (a_b - g) + Jw^T (I_b al_b + w_b x I_b w_b)
+with a_b, al_b the COM's linear and angular accelerations at zero generalized acceleration
+(velocity-product terms only), as calculateInverseDynamics(q, qdot, 0, flags=1) returns them.
+"""
+import numpy as np
+import pybullet as p
+from numba import njit
+
+FIXED, REVOLUTE, SPHERICAL = 0, 1, 2
+_PB_TYPES = {p.JOINT_FIXED: FIXED, p.JOINT_REVOLUTE: REVOLUTE, p.JOINT_SPHERICAL: SPHERICAL}
+
+
+class TreeModel:
+    """Model arrays read from pybullet (world_scale already in them), index 0 the base, i + 1 link i."""
+
+    def __init__(self, body, client):
+        n_links = p.getNumJoints(body, physicsClientId=client)
+        n = n_links + 1
+        self.parent = np.full(n, -1, dtype=np.int64)
+        self.jtype = np.zeros(n, dtype=np.int64)
+        self.frame_pos = np.zeros((n, 3))
+        self.frame_rot = np.tile(np.eye(3), (n, 1, 1))
+        self.axis = np.zeros((n, 3))
+        self.inertial_pos = np.zeros((n, 3))
+        self.inertial_rot = np.tile(np.eye(3), (n, 1, 1))
+        self.mass = np.zeros(n)
+        self.inertia = np.zeros((n, 3))
+        self.q_start = np.zeros(n, dtype=np.int64)
+        self.v_start = np.zeros(n, dtype=np.int64)
+        info = p.getDynamicsInfo(body, -1, physicsClientId=client)
+        self.mass[0], self.inertia[0] = info[0], info[2]
+        q_off, v_off = 7, 6
+        for link in range(n_links):
+            ji = p.getJointInfo(body, link, physicsClientId=client)
+            if ji[2] not in _PB_TYPES:
+                raise ValueError(f"body {body} joint {link}: joint type {ji[2]} not supported (fixed, revolute, spherical)")
+            i = link + 1
+            self.parent[i] = ji[16] + 1
+            self.jtype[i] = _PB_TYPES[ji[2]]
+            self.axis[i] = ji[13]
+            self.frame_pos[i] = ji[14]
+            self.frame_rot[i] = np.reshape(p.getMatrixFromQuaternion(ji[15]), (3, 3))
+            info = p.getDynamicsInfo(body, link, physicsClientId=client)
+            self.mass[i], self.inertia[i] = info[0], info[2]
+            self.inertial_pos[i] = info[3]
+            self.inertial_rot[i] = np.reshape(p.getMatrixFromQuaternion(info[4]), (3, 3))
+            self.q_start[i], self.v_start[i] = q_off, v_off
+            q_off += {FIXED: 0, REVOLUTE: 1, SPHERICAL: 4}[self.jtype[i]]
+            v_off += {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[i]]
+        self.num_q, self.num_v = q_off, v_off
+        # dofs of each body's chain (the base's 6 and every moving ancestor joint's), root first
+        chains = []
+        for i in range(n):
+            dofs, j = [], i
+            while j > 0:
+                width = {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[j]]
+                dofs = list(range(self.v_start[j], self.v_start[j] + width)) + dofs
+                j = self.parent[j]
+            chains.append(list(range(6)) + dofs)
+        self.chain_len = np.array([len(c) for c in chains], dtype=np.int64)
+        self.chain = np.zeros((n, self.chain_len.max()), dtype=np.int64)
+        for i, c in enumerate(chains):
+            self.chain[i, :len(c)] = c
+        # the owner body of each velocity dof (base dofs: 0)
+        self.dof_body = np.zeros(self.num_v, dtype=np.int64)
+        for i in range(1, n):
+            width = {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[i]]
+            self.dof_body[self.v_start[i]:self.v_start[i] + width] = i
+        gravity = p.getPhysicsEngineParameters(physicsClientId=client)
+        self.gravity = np.array([gravity["gravityAccelerationX"], gravity["gravityAccelerationY"],
+                                 gravity["gravityAccelerationZ"]])
+
+    def arrays(self):
+        return (self.parent, self.jtype, self.frame_pos, self.frame_rot, self.axis, self.inertial_pos,
+                self.inertial_rot, self.mass, self.inertia, self.q_start, self.v_start, self.chain,
+                self.chain_len, self.dof_body, self.gravity)
+
+
+@njit(cache=True)
+def _quat_xyzw_to_matrix(x, y, z, w, out):
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - z * w)
+    out[0, 2] = 2 * (x * z + y * w)
+    out[1, 0] = 2 * (x * y + z * w)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - x * w)
+    out[2, 0] = 2 * (x * z - y * w)
+    out[2, 1] = 2 * (y * z + x * w)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def _axis_angle_matrix(a, angle, out):
+    c, s = np.cos(angle), np.sin(angle)
+    t = 1.0 - c
+    x, y, z = a[0], a[1], a[2]
+    out[0, 0] = t * x * x + c
+    out[0, 1] = t * x * y - s * z
+    out[0, 2] = t * x * z + s * y
+    out[1, 0] = t * x * y + s * z
+    out[1, 1] = t * y * y + c
+    out[1, 2] = t * y * z - s * x
+    out[2, 0] = t * x * z - s * y
+    out[2, 1] = t * y * z + s * x
+    out[2, 2] = t * z * z + c
+
+
+@njit(cache=True)
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+@njit(cache=True)
+def _mv(a, v):
+    """3x3 matrix times 3-vector (numba's @ needs scipy's BLAS)."""
+    return np.array([a[0, 0] * v[0] + a[0, 1] * v[1] + a[0, 2] * v[2],
+                     a[1, 0] * v[0] + a[1, 1] * v[1] + a[1, 2] * v[2],
+                     a[2, 0] * v[0] + a[2, 1] * v[1] + a[2, 2] * v[2]])
+
+
+@njit(cache=True)
+def _mm(a, b):
+    out = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
+    return out
+
+
+@njit(cache=True)
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True)
+def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot,
+                         mass, inertia, q_start, v_start, chain, chain_len, dof_body, gravity):
+    """(M, C) in the compact layout (module docstring) at positions q and velocities qd."""
+    n = parent.shape[0]
+    nv = qd.shape[0]
+    com = np.zeros((n, 3))
+    rot = np.zeros((n, 3, 3))
+    omega = np.zeros((n, 3))
+    vel = np.zeros((n, 3))
+    acc = np.zeros((n, 3))
+    alpha = np.zeros((n, 3))
+    # world axis and point of each velocity dof
+    dof_axis = np.zeros((nv, 3))
+    dof_point = np.zeros((nv, 3))
+    com[0] = q[0:3]
+    _quat_xyzw_to_matrix(q[3], q[4], q[5], q[6], rot[0])
+    vel[0] = qd[0:3]
+    omega[0] = qd[3:6]
+    for k in range(3):
+        dof_axis[k, k] = 1.0
+        dof_axis[3 + k, k] = 1.0
+        dof_point[3 + k] = com[0]
+    joint_rot = np.eye(3)
+    for i in range(1, n):
+        pa = parent[i]
+        rp = rot[pa]
+        joint_point = com[pa] + _mv(rp, frame_pos[i])
+        frame = _mm(rp, frame_rot[i])
+        qs, vs = q_start[i], v_start[i]
+        w_rel = np.zeros(3)
+        if jtype[i] == SPHERICAL:
+            _quat_xyzw_to_matrix(q[qs], q[qs + 1], q[qs + 2], q[qs + 3], joint_rot)
+            link = _mm(frame, joint_rot)
+            for k in range(3):
+                dof_axis[vs + k] = link[:, k]
+                dof_point[vs + k] = joint_point
+            w_rel = _mv(link, qd[vs:vs + 3])
+        elif jtype[i] == REVOLUTE:
+            _axis_angle_matrix(axis[i], q[qs], joint_rot)
+            link = _mm(frame, joint_rot)
+            dof_axis[vs] = _mv(link, axis[i])
+            dof_point[vs] = joint_point
+            w_rel = dof_axis[vs] * qd[vs]
+        else:
+            link = frame
+        rot[i] = _mm(link, inertial_rot[i])
+        com[i] = joint_point + _mv(link, inertial_pos[i])
+        r1 = joint_point - com[pa]
+        r2 = com[i] - joint_point
+        omega[i] = omega[pa] + w_rel
+        vel[i] = vel[pa] + _cross(omega[pa], r1) + _cross(omega[i], r2)
+        alpha[i] = alpha[pa] + _cross(omega[pa], w_rel)
+        acc[i] = (acc[pa] + _cross(alpha[pa], r1) + _cross(omega[pa], _cross(omega[pa], r1))
+                  + _cross(alpha[i], r2) + _cross(omega[i], _cross(omega[i], r2)))
+    mm = np.zeros((nv, nv))
+    bias = np.zeros(nv)
+    jv = np.zeros((chain.shape[1], 3))
+    jw = np.zeros((chain.shape[1], 3))
+    for b in range(n):
+        m = mass[b]
+        rb = rot[b]
+        inertia_w = _mm(rb, inertia[b].reshape(3, 1) * rb.T)
+        nc = chain_len[b]
+        for c in range(nc):
+            d = chain[b, c]
+            if d < 3:
+                jv[c] = dof_axis[d]
+                jw[c] = 0.0
+            else:
+                jw[c] = dof_axis[d]
+                jv[c] = _cross(dof_axis[d], com[b] - dof_point[d])
+        iw = _mv(inertia_w, omega[b])
+        force = m * (acc[b] - gravity)
+        torque = _mv(inertia_w, alpha[b]) + _cross(omega[b], iw)
+        for c in range(nc):
+            ic = _mv(inertia_w, jw[c])
+            bias[chain[b, c]] += _dot(jv[c], force) + _dot(jw[c], torque)
+            for e in range(c + 1):
+                val = m * _dot(jv[c], jv[e]) + _dot(jw[e], ic)
+                mm[chain[b, c], chain[b, e]] += val
+    for r in range(nv):
+        for c in range(r + 1, nv):
+            mm[r, c] = mm[c, r]
+    return mm, bias
+
+
+@njit(cache=True)
+def _cholesky_solve(a, b):
+    """x with a x = b for symmetric positive definite a (a is overwritten by its factor)."""
+    n = b.shape[0]
+    for j in range(n):
+        s = a[j, j]
+        for k in range(j):
+            s -= a[j, k] * a[j, k]
+        a[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            s = a[i, j]
+            for k in range(j):
+                s -= a[i, k] * a[j, k]
+            a[i, j] = s / a[j, j]
+    x = b.copy()
+    for i in range(n):
+        for k in range(i):
+            x[i] -= a[i, k] * x[k]
+        x[i] /= a[i, i]
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            x[i] -= a[k, i] * x[k]
+        x[i] /= a[i, i]
+    return x
+
+
+@njit(cache=True)
+def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent, jtype, frame_pos, frame_rot,
+                      axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
+                      dof_body, gravity):
+    """Unclamped stable-PD generalized forces (compact layout) for per-dof gains kp, kd (0 on the base),
+    targets per moving joint in link order (spherical wxyz, revolute angle); see pd_controller."""
+    mm, bias = mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos,
+                                    inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
+                                    dof_body, gravity)
+    nv = qd.shape[0]
+    err = np.zeros(nv)
+    i_sph, i_rev = 0, 0
+    h = 0.5 * timestep
+    for i in range(1, parent.shape[0]):
+        qs, vs = q_start[i], v_start[i]
+        if jtype[i] == SPHERICAL:
+            x, y, z, w = q[qs], q[qs + 1], q[qs + 2], q[qs + 3]
+            ox, oy, oz = qd[vs], qd[vs + 1], qd[vs + 2]
+            # predicted q' = q + dt/2 q (0, w_local), unnormalised (the exp map is scale-free)
+            pw = w + h * (-x * ox - y * oy - z * oz)
+            px = x + h * (w * ox + y * oz - z * oy)
+            py = y + h * (w * oy + z * ox - x * oz)
+            pz = z + h * (w * oz + x * oy - y * ox)
+            tw, tx, ty, tz = (sph_targets[i_sph, 0], sph_targets[i_sph, 1], sph_targets[i_sph, 2],
+                              sph_targets[i_sph, 3])
+            # conj(q') * target
+            ew = pw * tw + px * tx + py * ty + pz * tz
+            ex = pw * tx - px * tw - py * tz + pz * ty
+            ey = pw * ty - py * tw - pz * tx + px * tz
+            ez = pw * tz - pz * tw - px * ty + py * tx
+            sin_half = np.sqrt(ex * ex + ey * ey + ez * ez)
+            if sin_half > 0.0:
+                f = np.copysign(2.0 * np.arctan2(sin_half, np.abs(ew)) / sin_half, ew)
+                err[vs], err[vs + 1], err[vs + 2] = f * ex, f * ey, f * ez
+            i_sph += 1
+        elif jtype[i] == REVOLUTE:
+            err[vs] = rev_targets[i_rev] - (q[qs] + timestep * qd[vs])
+            i_rev += 1
+    rhs = np.empty(nv)
+    for k in range(nv):
+        mm[k, k] += timestep * kd[k]
+        rhs[k] = kp[k] * err[k] - kd[k] * qd[k] - bias[k]
+    acc = _cholesky_solve(mm, rhs)
+    tau = np.empty(nv)
+    for k in range(nv):
+        tau[k] = kp[k] * err[k] - kd[k] * (qd[k] + timestep * acc[k])
+    return tau
