@@ -158,7 +158,6 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
     com = np.zeros((n, 3))
     rot = np.zeros((n, 3, 3))
     omega = np.zeros((n, 3))
-    vel = np.zeros((n, 3))
     acc = np.zeros((n, 3))
     alpha = np.zeros((n, 3))
     # world axis and point of each velocity dof
@@ -166,7 +165,6 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
     dof_point = np.zeros((nv, 3))
     com[0] = q[0:3]
     _quat_xyzw_to_matrix(q[3], q[4], q[5], q[6], rot[0])
-    vel[0] = qd[0:3]
     omega[0] = qd[3:6]
     for k in range(3):
         dof_axis[k, k] = 1.0
@@ -200,7 +198,6 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
         r1 = joint_point - com[pa]
         r2 = com[i] - joint_point
         omega[i] = omega[pa] + w_rel
-        vel[i] = vel[pa] + _cross(omega[pa], r1) + _cross(omega[i], r2)
         alpha[i] = alpha[pa] + _cross(omega[pa], w_rel)
         acc[i] = (acc[pa] + _cross(alpha[pa], r1) + _cross(omega[pa], _cross(omega[pa], r1))
                   + _cross(alpha[i], r2) + _cross(omega[i], _cross(omega[i], r2)))
@@ -208,6 +205,7 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
     bias = np.zeros(nv)
     jv = np.zeros((chain.shape[1], 3))
     jw = np.zeros((chain.shape[1], 3))
+    jwi = np.zeros((chain.shape[1], 3))  # I_b Jw, per chain column
     for b in range(n):
         m = mass[b]
         rb = rot[b]
@@ -219,17 +217,20 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
                 jv[c] = dof_axis[d]
                 jw[c] = 0.0
             else:
-                jw[c] = dof_axis[d]
-                jv[c] = _cross(dof_axis[d], com[b] - dof_point[d])
+                ax, ay, az = dof_axis[d, 0], dof_axis[d, 1], dof_axis[d, 2]
+                rx, ry, rz = com[b, 0] - dof_point[d, 0], com[b, 1] - dof_point[d, 1], com[b, 2] - dof_point[d, 2]
+                jw[c, 0], jw[c, 1], jw[c, 2] = ax, ay, az
+                jv[c, 0], jv[c, 1], jv[c, 2] = ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx
+            for k in range(3):
+                jwi[c, k] = inertia_w[k, 0] * jw[c, 0] + inertia_w[k, 1] * jw[c, 1] + inertia_w[k, 2] * jw[c, 2]
         iw = _mv(inertia_w, omega[b])
         force = m * (acc[b] - gravity)
         torque = _mv(inertia_w, alpha[b]) + _cross(omega[b], iw)
         for c in range(nc):
-            ic = _mv(inertia_w, jw[c])
-            bias[chain[b, c]] += _dot(jv[c], force) + _dot(jw[c], torque)
+            row = chain[b, c]
+            bias[row] += _dot(jv[c], force) + _dot(jw[c], torque)
             for e in range(c + 1):
-                val = m * _dot(jv[c], jv[e]) + _dot(jw[e], ic)
-                mm[chain[b, c], chain[b, e]] += val
+                mm[row, chain[b, e]] += m * _dot(jv[c], jv[e]) + _dot(jwi[c], jw[e])
     for r in range(nv):
         for c in range(r + 1, nv):
             mm[r, c] = mm[c, r]
