@@ -131,6 +131,10 @@ def test_compiled_stable_pd_equals_numpy_formula(character, seed):
     norms = np.array([np.linalg.norm(f) for f in forces])
     assert np.any(pd.last_torque_norms > pd.torque_lim)
     assert np.all(norms <= pd.torque_lim * (1 + 1e-12))
+    compiled_norms = pd.last_torque_norms.copy()
+    numpy_forces = ExactStablePD.clamped_joint_forces(pd, tau)
+    assert np.allclose(np.concatenate(forces), np.concatenate(numpy_forces), rtol=1e-12, atol=0)
+    assert np.allclose(compiled_norms, pd.last_torque_norms, rtol=1e-12, atol=0)
 
 
 def test_close_to_pybullet_mass_matrix_stable_pd(character):

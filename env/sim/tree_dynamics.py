@@ -310,3 +310,22 @@ def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent,
     for k in range(nv):
         tau[k] = kp[k] * err[k] - kd[k] * (qd[k] + timestep * acc[k])
     return tau
+
+
+@njit(cache=True)
+def clamp_by_length(tau, starts, widths, limits, norms):
+    """DeepMimic's cSimBodyJoint::ClampTotalTorque: joint k's torque tau[starts[k]:starts[k]+widths[k]]
+    scaled down to limits[k] by its length (norms[k] receives the length before the clamp)."""
+    out = tau.copy()
+    for k in range(starts.shape[0]):
+        s, w = starts[k], widths[k]
+        length = 0.0
+        for i in range(s, s + w):
+            length += tau[i] * tau[i]
+        length = np.sqrt(length)
+        norms[k] = length
+        if length > limits[k]:
+            f = limits[k] / length
+            for i in range(s, s + w):
+                out[i] = tau[i] * f
+    return out
