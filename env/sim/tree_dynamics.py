@@ -145,6 +145,28 @@ def _mm(a, b):
 
 
 @njit(cache=True)
+def _mv_into(a, v, out):
+    for r in range(3):
+        out[r] = a[r, 0] * v[0] + a[r, 1] * v[1] + a[r, 2] * v[2]
+
+
+@njit(cache=True)
+def _mm_into(a, b, out):
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
+
+
+@njit(cache=True)
+def _cross_add(a, b, base, out):
+    """out = base + a x b (out may be base; a, b must not be out)."""
+    x = a[1] * b[2] - a[2] * b[1]
+    y = a[2] * b[0] - a[0] * b[2]
+    z = a[0] * b[1] - a[1] * b[0]
+    out[0], out[1], out[2] = base[0] + x, base[1] + y, base[2] + z
+
+
+@njit(cache=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
@@ -171,36 +193,56 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
         dof_axis[3 + k, k] = 1.0
         dof_point[3 + k] = com[0]
     joint_rot = np.eye(3)
+    frame = np.empty((3, 3))
+    link = np.empty((3, 3))
+    joint_point = np.empty(3)
+    w_rel = np.empty(3)
+    r1 = np.empty(3)
+    r2 = np.empty(3)
+    zero3 = np.zeros(3)
     for i in range(1, n):
         pa = parent[i]
-        rp = rot[pa]
-        joint_point = com[pa] + _mv(rp, frame_pos[i])
-        frame = _mm(rp, frame_rot[i])
+        _mv_into(rot[pa], frame_pos[i], joint_point)
+        for k in range(3):
+            joint_point[k] += com[pa, k]
+        _mm_into(rot[pa], frame_rot[i], frame)
         qs, vs = q_start[i], v_start[i]
-        w_rel = np.zeros(3)
         if jtype[i] == SPHERICAL:
             _quat_xyzw_to_matrix(q[qs], q[qs + 1], q[qs + 2], q[qs + 3], joint_rot)
-            link = _mm(frame, joint_rot)
+            _mm_into(frame, joint_rot, link)
             for k in range(3):
-                dof_axis[vs + k] = link[:, k]
-                dof_point[vs + k] = joint_point
-            w_rel = _mv(link, qd[vs:vs + 3])
+                for r in range(3):
+                    dof_axis[vs + k, r] = link[r, k]
+                    dof_point[vs + k, r] = joint_point[r]
+            _mv_into(link, qd[vs:vs + 3], w_rel)
         elif jtype[i] == REVOLUTE:
             _axis_angle_matrix(axis[i], q[qs], joint_rot)
-            link = _mm(frame, joint_rot)
-            dof_axis[vs] = _mv(link, axis[i])
-            dof_point[vs] = joint_point
-            w_rel = dof_axis[vs] * qd[vs]
+            _mm_into(frame, joint_rot, link)
+            _mv_into(link, axis[i], dof_axis[vs])
+            for r in range(3):
+                dof_point[vs, r] = joint_point[r]
+                w_rel[r] = dof_axis[vs, r] * qd[vs]
         else:
-            link = frame
-        rot[i] = _mm(link, inertial_rot[i])
-        com[i] = joint_point + _mv(link, inertial_pos[i])
-        r1 = joint_point - com[pa]
-        r2 = com[i] - joint_point
-        omega[i] = omega[pa] + w_rel
-        alpha[i] = alpha[pa] + _cross(omega[pa], w_rel)
-        acc[i] = (acc[pa] + _cross(alpha[pa], r1) + _cross(omega[pa], _cross(omega[pa], r1))
-                  + _cross(alpha[i], r2) + _cross(omega[i], _cross(omega[i], r2)))
+            link[:, :] = frame
+            w_rel[:] = 0.0
+        _mm_into(link, inertial_rot[i], rot[i])
+        _mv_into(link, inertial_pos[i], com[i])
+        for k in range(3):
+            com[i, k] += joint_point[k]
+            r1[k] = joint_point[k] - com[pa, k]
+            r2[k] = com[i, k] - joint_point[k]
+            omega[i, k] = omega[pa, k] + w_rel[k]
+        wp, ap, wi = omega[pa], alpha[pa], omega[i]
+        _cross_add(wp, w_rel, ap, alpha[i])
+        ai = alpha[i]
+        # a_i = a_p + al_p x r1 + w_p x (w_p x r1) + al_i x r2 + w_i x (w_i x r2)
+        acc[i] = acc[pa]
+        _cross_add(ap, r1, acc[i], acc[i])
+        _cross_add(ai, r2, acc[i], acc[i])
+        _cross_add(wp, r1, zero3, w_rel)  # w_rel reused as scratch: w_p x r1
+        _cross_add(wp, w_rel, acc[i], acc[i])
+        _cross_add(wi, r2, zero3, w_rel)
+        _cross_add(wi, w_rel, acc[i], acc[i])
     mm = np.zeros((nv, nv))
     bias = np.zeros(nv)
     jv = np.zeros((chain.shape[1], 3))
