@@ -22,16 +22,16 @@ limits x s^2; that is what both classes use.
   vector by its length: the two agree to 1e-8 until a joint saturates, and then builtin applies up
   to sqrt(3) times the limit. About 5x cheaper per update. The wheel's pretrained policies were
   trained under it (humanoid3d_ctrl_2018.txt keeps it).
-
 - TreeStablePD ("tree"): ExactStablePD with the mass matrix and bias forces of our own compiled
   model (env/sim/tree_dynamics.py, numba) and the whole formula in the same compiled call. Its M and C
   reproduce pybullet's forward dynamics (one free stepSimulation) to 1e-14 relative; pybullet's
   calculateMassMatrix / calculateInverseDynamics do not (0.2% of C off, kinetic energy 0.4% off on
   a random humanoid state), so "tree" torques differ from "exact" (and builtin) ones by ~0.6% of
-  the largest torque. Measured in one process on the loaded 2-core host, per update: builtin ~200
-  us, exact ~1500 us, tree ~330 us (state read ~65, compiled M, C and solve ~78, clamp ~40);
-  ratios tree/builtin 1.7, exact/builtin 7.6. First use compiles for ~50 s (cached in
-  __pycache__ afterwards: ~1.5 s to load).
+  the largest torque. Per update, measured in one process on the loaded 2-core host (3 runs,
+  modes interleaved): tree / builtin 0.9-1.3 (state read ~50 us, compiled M, C, error and solve
+  ~50 us, compiled clamp ~6 us, command ~3 us), exact / builtin 4.8-7.5. First use compiles for
+  30-80 s (on this loaded host; any edit of tree_dynamics.py recompiles), cached in
+  __pycache__ afterwards (0.3-1.5 s to load).
 
 Why no hybrid (builtin where no joint saturates, exact elsewhere): the built-in torques cannot be
 read back, so deciding needs the exact torques anyway; and under training's exploration noise
