@@ -9,8 +9,9 @@ JSON keys (all required unless a default is given):
   RecordWorldRootPos  root body position in world axes instead of the heading frame (default false)
   RecordWorldRootRot  root body rotation and velocities in world axes (default false)
   PDMode              "exact" (numpy, DeepMimic's per-joint length clamp, the default) or "builtin"
-                      (pybullet's stable PD, per-component clamp, ~5x cheaper per update); see
-                      env/sim/pd_controller.py
+                      (pybullet's stable PD, per-component clamp, ~5x cheaper per update) or "tree"
+                      ("exact" with our compiled M and C, which match pybullet's simulation where
+                      pybullet's calculateMassMatrix does not); see env/sim/pd_controller.py
   PDControllers       one entry per joint, in id order: {"ID", "Name", "Kp", "Kd"} (unscaled gains;
                       torque limits come from the character file). Layout 2018 also needs
                       "AxisAngleLim": [low, high] on spherical joints: the angle range DeepMimic

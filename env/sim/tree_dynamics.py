@@ -1,0 +1,373 @@
+"""Mass matrix and bias forces of a pybullet multibody (floating base; spherical, revolute and fixed
+joints), compiled with numba, in the compact generalized velocity layout of pybullet's flags=1
+convention without its pads:
+    base linear velocity (world, 3), base angular velocity (world, 3),
+    per moving joint in link order: spherical angular velocity in the child's link frame (3),
+    revolute angle rate (1).
+Positions: base COM position (3), base quaternion xyzw (4), per joint spherical xyzw (4) / angle (1),
+i.e. pybullet's q (no pads in q).
+
+Frames (pybullet's): the base pose is its inertial (COM) frame; a joint's parentFramePos/Orn are in
+the parent's inertial frame; a link's frame is the joint frame turned by the joint rotation; its
+inertial frame is localInertialFramePosition/Orientation in the link frame.
+
+Per body b with COM x_b and world Jacobian J_b = [Jv; Jw] (a dof with world axis s at joint point
+x_j contributes s x (x_b - x_j) to Jv and s to Jw; the base's linear dofs the identity, its angular
+dofs e_k x (x_b - x_base) and e_k):
+    M = sum_b Jv^T m_b Jv + Jw^T I_b Jw             (I_b = R_b diag(I) R_b^T)
+    C = sum_b Jv^T m_b (a_b - g) + Jw^T (I_b al_b + w_b x I_b w_b)
+with a_b, al_b the COM's linear and angular accelerations at zero generalized acceleration
+(velocity-product terms only), as calculateInverseDynamics(q, qdot, 0, flags=1) returns them.
+"""
+import numpy as np
+import pybullet as p
+from numba import njit
+
+FIXED, REVOLUTE, SPHERICAL = 0, 1, 2
+_PB_TYPES = {p.JOINT_FIXED: FIXED, p.JOINT_REVOLUTE: REVOLUTE, p.JOINT_SPHERICAL: SPHERICAL}
+
+
+class TreeModel:
+    """Model arrays read from pybullet (world_scale already in them), index 0 the base, i + 1 link i."""
+
+    def __init__(self, body, client):
+        n_links = p.getNumJoints(body, physicsClientId=client)
+        n = n_links + 1
+        self.parent = np.full(n, -1, dtype=np.int64)
+        self.jtype = np.zeros(n, dtype=np.int64)
+        self.frame_pos = np.zeros((n, 3))
+        self.frame_rot = np.tile(np.eye(3), (n, 1, 1))
+        self.axis = np.zeros((n, 3))
+        self.inertial_pos = np.zeros((n, 3))
+        self.inertial_rot = np.tile(np.eye(3), (n, 1, 1))
+        self.mass = np.zeros(n)
+        self.inertia = np.zeros((n, 3))
+        self.q_start = np.zeros(n, dtype=np.int64)
+        self.v_start = np.zeros(n, dtype=np.int64)
+        info = p.getDynamicsInfo(body, -1, physicsClientId=client)
+        self.mass[0], self.inertia[0] = info[0], info[2]
+        q_off, v_off = 7, 6
+        for link in range(n_links):
+            ji = p.getJointInfo(body, link, physicsClientId=client)
+            if ji[2] not in _PB_TYPES:
+                raise ValueError(f"body {body} joint {link}: joint type {ji[2]} not supported (fixed, revolute, spherical)")
+            i = link + 1
+            self.parent[i] = ji[16] + 1
+            self.jtype[i] = _PB_TYPES[ji[2]]
+            self.axis[i] = ji[13]
+            self.frame_pos[i] = ji[14]
+            self.frame_rot[i] = np.reshape(p.getMatrixFromQuaternion(ji[15]), (3, 3))
+            info = p.getDynamicsInfo(body, link, physicsClientId=client)
+            self.mass[i], self.inertia[i] = info[0], info[2]
+            self.inertial_pos[i] = info[3]
+            self.inertial_rot[i] = np.reshape(p.getMatrixFromQuaternion(info[4]), (3, 3))
+            self.q_start[i], self.v_start[i] = q_off, v_off
+            q_off += {FIXED: 0, REVOLUTE: 1, SPHERICAL: 4}[self.jtype[i]]
+            v_off += {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[i]]
+        self.num_q, self.num_v = q_off, v_off
+        # dofs of each body's chain (the base's 6 and every moving ancestor joint's), root first
+        chains = []
+        for i in range(n):
+            dofs, j = [], i
+            while j > 0:
+                width = {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[j]]
+                dofs = list(range(self.v_start[j], self.v_start[j] + width)) + dofs
+                j = self.parent[j]
+            chains.append(list(range(6)) + dofs)
+        self.chain_len = np.array([len(c) for c in chains], dtype=np.int64)
+        self.chain = np.zeros((n, self.chain_len.max()), dtype=np.int64)
+        for i, c in enumerate(chains):
+            self.chain[i, :len(c)] = c
+        # the owner body of each velocity dof (base dofs: 0)
+        self.dof_body = np.zeros(self.num_v, dtype=np.int64)
+        for i in range(1, n):
+            width = {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[i]]
+            self.dof_body[self.v_start[i]:self.v_start[i] + width] = i
+        gravity = p.getPhysicsEngineParameters(physicsClientId=client)
+        self.gravity = np.array([gravity["gravityAccelerationX"], gravity["gravityAccelerationY"],
+                                 gravity["gravityAccelerationZ"]])
+
+    def arrays(self):
+        return (self.parent, self.jtype, self.frame_pos, self.frame_rot, self.axis, self.inertial_pos,
+                self.inertial_rot, self.mass, self.inertia, self.q_start, self.v_start, self.chain,
+                self.chain_len, self.dof_body, self.gravity)
+
+
+@njit(cache=True)
+def _quat_xyzw_to_matrix(x, y, z, w, out):
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - z * w)
+    out[0, 2] = 2 * (x * z + y * w)
+    out[1, 0] = 2 * (x * y + z * w)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - x * w)
+    out[2, 0] = 2 * (x * z - y * w)
+    out[2, 1] = 2 * (y * z + x * w)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def _axis_angle_matrix(a, angle, out):
+    c, s = np.cos(angle), np.sin(angle)
+    t = 1.0 - c
+    x, y, z = a[0], a[1], a[2]
+    out[0, 0] = t * x * x + c
+    out[0, 1] = t * x * y - s * z
+    out[0, 2] = t * x * z + s * y
+    out[1, 0] = t * x * y + s * z
+    out[1, 1] = t * y * y + c
+    out[1, 2] = t * y * z - s * x
+    out[2, 0] = t * x * z - s * y
+    out[2, 1] = t * y * z + s * x
+    out[2, 2] = t * z * z + c
+
+
+@njit(cache=True)
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+@njit(cache=True)
+def _mv(a, v):
+    """3x3 matrix times 3-vector (numba's @ needs scipy's BLAS)."""
+    return np.array([a[0, 0] * v[0] + a[0, 1] * v[1] + a[0, 2] * v[2],
+                     a[1, 0] * v[0] + a[1, 1] * v[1] + a[1, 2] * v[2],
+                     a[2, 0] * v[0] + a[2, 1] * v[1] + a[2, 2] * v[2]])
+
+
+@njit(cache=True)
+def _mm(a, b):
+    out = np.empty((3, 3))
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
+    return out
+
+
+@njit(cache=True)
+def _mv_into(a, v, out):
+    for r in range(3):
+        out[r] = a[r, 0] * v[0] + a[r, 1] * v[1] + a[r, 2] * v[2]
+
+
+@njit(cache=True)
+def _mm_into(a, b, out):
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
+
+
+@njit(cache=True)
+def _cross_add(a, b, base, out):
+    """out = base + a x b (out may be base; a, b must not be out)."""
+    x = a[1] * b[2] - a[2] * b[1]
+    y = a[2] * b[0] - a[0] * b[2]
+    z = a[0] * b[1] - a[1] * b[0]
+    out[0], out[1], out[2] = base[0] + x, base[1] + y, base[2] + z
+
+
+@njit(cache=True)
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True)
+def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot,
+                         mass, inertia, q_start, v_start, chain, chain_len, dof_body, gravity):
+    """(M, C) in the compact layout (module docstring) at positions q and velocities qd."""
+    n = parent.shape[0]
+    nv = qd.shape[0]
+    com = np.zeros((n, 3))
+    rot = np.zeros((n, 3, 3))
+    omega = np.zeros((n, 3))
+    acc = np.zeros((n, 3))
+    alpha = np.zeros((n, 3))
+    # world axis and point of each velocity dof
+    dof_axis = np.zeros((nv, 3))
+    dof_point = np.zeros((nv, 3))
+    com[0] = q[0:3]
+    _quat_xyzw_to_matrix(q[3], q[4], q[5], q[6], rot[0])
+    omega[0] = qd[3:6]
+    for k in range(3):
+        dof_axis[k, k] = 1.0
+        dof_axis[3 + k, k] = 1.0
+        dof_point[3 + k] = com[0]
+    joint_rot = np.eye(3)
+    frame = np.empty((3, 3))
+    link = np.empty((3, 3))
+    joint_point = np.empty(3)
+    w_rel = np.empty(3)
+    r1 = np.empty(3)
+    r2 = np.empty(3)
+    zero3 = np.zeros(3)
+    for i in range(1, n):
+        pa = parent[i]
+        _mv_into(rot[pa], frame_pos[i], joint_point)
+        for k in range(3):
+            joint_point[k] += com[pa, k]
+        _mm_into(rot[pa], frame_rot[i], frame)
+        qs, vs = q_start[i], v_start[i]
+        if jtype[i] == SPHERICAL:
+            _quat_xyzw_to_matrix(q[qs], q[qs + 1], q[qs + 2], q[qs + 3], joint_rot)
+            _mm_into(frame, joint_rot, link)
+            for k in range(3):
+                for r in range(3):
+                    dof_axis[vs + k, r] = link[r, k]
+                    dof_point[vs + k, r] = joint_point[r]
+            _mv_into(link, qd[vs:vs + 3], w_rel)
+        elif jtype[i] == REVOLUTE:
+            _axis_angle_matrix(axis[i], q[qs], joint_rot)
+            _mm_into(frame, joint_rot, link)
+            _mv_into(link, axis[i], dof_axis[vs])
+            for r in range(3):
+                dof_point[vs, r] = joint_point[r]
+                w_rel[r] = dof_axis[vs, r] * qd[vs]
+        else:
+            link[:, :] = frame
+            w_rel[:] = 0.0
+        _mm_into(link, inertial_rot[i], rot[i])
+        _mv_into(link, inertial_pos[i], com[i])
+        for k in range(3):
+            com[i, k] += joint_point[k]
+            r1[k] = joint_point[k] - com[pa, k]
+            r2[k] = com[i, k] - joint_point[k]
+            omega[i, k] = omega[pa, k] + w_rel[k]
+        wp, ap, wi = omega[pa], alpha[pa], omega[i]
+        _cross_add(wp, w_rel, ap, alpha[i])
+        ai = alpha[i]
+        # a_i = a_p + al_p x r1 + w_p x (w_p x r1) + al_i x r2 + w_i x (w_i x r2)
+        acc[i] = acc[pa]
+        _cross_add(ap, r1, acc[i], acc[i])
+        _cross_add(ai, r2, acc[i], acc[i])
+        _cross_add(wp, r1, zero3, w_rel)  # w_rel reused as scratch: w_p x r1
+        _cross_add(wp, w_rel, acc[i], acc[i])
+        _cross_add(wi, r2, zero3, w_rel)
+        _cross_add(wi, w_rel, acc[i], acc[i])
+    mm = np.zeros((nv, nv))
+    bias = np.zeros(nv)
+    jv = np.zeros((chain.shape[1], 3))
+    jw = np.zeros((chain.shape[1], 3))
+    jwi = np.zeros((chain.shape[1], 3))  # I_b Jw, per chain column
+    for b in range(n):
+        m = mass[b]
+        rb = rot[b]
+        inertia_w = _mm(rb, inertia[b].reshape(3, 1) * rb.T)
+        nc = chain_len[b]
+        for c in range(nc):
+            d = chain[b, c]
+            if d < 3:
+                jv[c] = dof_axis[d]
+                jw[c] = 0.0
+            else:
+                ax, ay, az = dof_axis[d, 0], dof_axis[d, 1], dof_axis[d, 2]
+                rx, ry, rz = com[b, 0] - dof_point[d, 0], com[b, 1] - dof_point[d, 1], com[b, 2] - dof_point[d, 2]
+                jw[c, 0], jw[c, 1], jw[c, 2] = ax, ay, az
+                jv[c, 0], jv[c, 1], jv[c, 2] = ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx
+            for k in range(3):
+                jwi[c, k] = inertia_w[k, 0] * jw[c, 0] + inertia_w[k, 1] * jw[c, 1] + inertia_w[k, 2] * jw[c, 2]
+        iw = _mv(inertia_w, omega[b])
+        force = m * (acc[b] - gravity)
+        torque = _mv(inertia_w, alpha[b]) + _cross(omega[b], iw)
+        for c in range(nc):
+            row = chain[b, c]
+            bias[row] += _dot(jv[c], force) + _dot(jw[c], torque)
+            for e in range(c + 1):
+                mm[row, chain[b, e]] += m * _dot(jv[c], jv[e]) + _dot(jwi[c], jw[e])
+    for r in range(nv):
+        for c in range(r + 1, nv):
+            mm[r, c] = mm[c, r]
+    return mm, bias
+
+
+@njit(cache=True)
+def _cholesky_solve(a, b):
+    """x with a x = b for symmetric positive definite a (a is overwritten by its factor)."""
+    n = b.shape[0]
+    for j in range(n):
+        s = a[j, j]
+        for k in range(j):
+            s -= a[j, k] * a[j, k]
+        a[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            s = a[i, j]
+            for k in range(j):
+                s -= a[i, k] * a[j, k]
+            a[i, j] = s / a[j, j]
+    x = b.copy()
+    for i in range(n):
+        for k in range(i):
+            x[i] -= a[i, k] * x[k]
+        x[i] /= a[i, i]
+    for i in range(n - 1, -1, -1):
+        for k in range(i + 1, n):
+            x[i] -= a[k, i] * x[k]
+        x[i] /= a[i, i]
+    return x
+
+
+@njit(cache=True)
+def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent, jtype, frame_pos, frame_rot,
+                      axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
+                      dof_body, gravity):
+    """Unclamped stable-PD generalized forces (compact layout) for per-dof gains kp, kd (0 on the base),
+    targets per moving joint in link order (spherical wxyz, revolute angle); see pd_controller."""
+    mm, bias = mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos,
+                                    inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
+                                    dof_body, gravity)
+    nv = qd.shape[0]
+    err = np.zeros(nv)
+    i_sph, i_rev = 0, 0
+    h = 0.5 * timestep
+    for i in range(1, parent.shape[0]):
+        qs, vs = q_start[i], v_start[i]
+        if jtype[i] == SPHERICAL:
+            x, y, z, w = q[qs], q[qs + 1], q[qs + 2], q[qs + 3]
+            ox, oy, oz = qd[vs], qd[vs + 1], qd[vs + 2]
+            # predicted q' = q + dt/2 q (0, w_local), unnormalised (the exp map is scale-free)
+            pw = w + h * (-x * ox - y * oy - z * oz)
+            px = x + h * (w * ox + y * oz - z * oy)
+            py = y + h * (w * oy + z * ox - x * oz)
+            pz = z + h * (w * oz + x * oy - y * ox)
+            tw, tx, ty, tz = (sph_targets[i_sph, 0], sph_targets[i_sph, 1], sph_targets[i_sph, 2],
+                              sph_targets[i_sph, 3])
+            # conj(q') * target
+            ew = pw * tw + px * tx + py * ty + pz * tz
+            ex = pw * tx - px * tw - py * tz + pz * ty
+            ey = pw * ty - py * tw - pz * tx + px * tz
+            ez = pw * tz - pz * tw - px * ty + py * tx
+            sin_half = np.sqrt(ex * ex + ey * ey + ez * ez)
+            if sin_half > 0.0:
+                f = np.copysign(2.0 * np.arctan2(sin_half, np.abs(ew)) / sin_half, ew)
+                err[vs], err[vs + 1], err[vs + 2] = f * ex, f * ey, f * ez
+            i_sph += 1
+        elif jtype[i] == REVOLUTE:
+            err[vs] = rev_targets[i_rev] - (q[qs] + timestep * qd[vs])
+            i_rev += 1
+    rhs = np.empty(nv)
+    for k in range(nv):
+        mm[k, k] += timestep * kd[k]
+        rhs[k] = kp[k] * err[k] - kd[k] * qd[k] - bias[k]
+    acc = _cholesky_solve(mm, rhs)
+    tau = np.empty(nv)
+    for k in range(nv):
+        tau[k] = kp[k] * err[k] - kd[k] * (qd[k] + timestep * acc[k])
+    return tau
+
+
+@njit(cache=True)
+def clamp_by_length(tau, starts, widths, limits, norms):
+    """DeepMimic's cSimBodyJoint::ClampTotalTorque: joint k's torque tau[starts[k]:starts[k]+widths[k]]
+    scaled down to limits[k] by its length (norms[k] receives the length before the clamp)."""
+    out = tau.copy()
+    for k in range(starts.shape[0]):
+        s, w = starts[k], widths[k]
+        length = 0.0
+        for i in range(s, s + w):
+            length += tau[i] * tau[i]
+        length = np.sqrt(length)
+        norms[k] = length
+        if length > limits[k]:
+            f = limits[k] / length
+            for i in range(s, s + w):
+                out[i] = tau[i] * f
+    return out
