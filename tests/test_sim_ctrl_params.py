@@ -17,7 +17,7 @@ def desc():
 
 def test_shipped_files(desc):
     params = CtrlParams.load(CTRL_2021, desc)
-    assert (params.layout, params.query_rate, params.pd_mode) == ("2021", 30.0, "exact")
+    assert (params.layout, params.query_rate, params.pd_mode) == ("2021", 30.0, "tree")
     assert params.enable_phase_input and params.record_world_root_rot and not params.record_world_root_pos
     # deepmimic.md section 7: chest 1000/100, neck 100/10, hips and knees 500/50, ankles and
     # shoulders 400/40, elbows 300/30, root and wrists 0

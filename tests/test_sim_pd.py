@@ -76,7 +76,7 @@ def test_builtin_equals_exact_formula_when_unclamped(desc, gains, height):
     assert np.allclose(builtin[1], exact[1], atol=1e-6)
 
 
-@pytest.mark.parametrize("mode", ["builtin", "exact"])
+@pytest.mark.parametrize("mode", ["builtin", "exact", "tree"])
 def test_gains_scale_with_world_scale(desc, gains, mode):
     """Lengths x s, gravity x s, gains and torque limits x s^2: the same motion in character units.
     (Collisions off: Bullet's contact margins are absolute lengths, so contacts are not scale-free.)"""

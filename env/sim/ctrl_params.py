@@ -8,10 +8,11 @@ JSON keys (all required unless a default is given):
   EnablePhaseInput    prepend the motion phase to the state (default true)
   RecordWorldRootPos  root body position in world axes instead of the heading frame (default false)
   RecordWorldRootRot  root body rotation and velocities in world axes (default false)
-  PDMode              "exact" (numpy, DeepMimic's per-joint length clamp, the default) or "builtin"
-                      (pybullet's stable PD, per-component clamp, ~5x cheaper per update) or "tree"
-                      ("exact" with our compiled M and C, which match pybullet's simulation where
-                      pybullet's calculateMassMatrix does not); see env/sim/pd_controller.py
+  PDMode              "tree" (DeepMimic's stable PD with its per-joint length clamp on our compiled
+                      M and C, which match pybullet's simulation; the default), "exact" (the same
+                      formula in numpy on pybullet's calculateMassMatrix, which does not) or
+                      "builtin" (pybullet's stable PD, per-component clamp); see
+                      env/sim/pd_controller.py
   PDControllers       one entry per joint, in id order: {"ID", "Name", "Kp", "Kd"} (unscaled gains;
                       torque limits come from the character file). Layout 2018 also needs
                       "AxisAngleLim": [low, high] on spherical joints: the angle range DeepMimic
@@ -27,7 +28,7 @@ from util.paths import load_json
 
 LAYOUTS = ("2021", "2018")
 _DEFAULTS = {"QueryRate": 30.0, "EnablePhaseInput": True, "RecordWorldRootPos": False,
-             "RecordWorldRootRot": False, "PDMode": "exact"}
+             "RecordWorldRootRot": False, "PDMode": "tree"}
 _KEYS = {"Layout", "PDControllers"} | set(_DEFAULTS)
 _JOINT_KEYS = {"ID", "Name", "Kp", "Kd", "AxisAngleLim"}
 

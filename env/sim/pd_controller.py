@@ -1,4 +1,4 @@
-"""Stable PD (Tan et al. 2011) as DeepMimic's cImpPDController computes it, in two implementations.
+"""Stable PD (Tan et al. 2011) as DeepMimic's cImpPDController computes it, in three implementations.
 
 Per env update of dt (both schemes compute once and hold the result over the update's physics
 sub-steps, as DeepMimic does):
@@ -13,20 +13,18 @@ world_scale^2. In the scaled physics (lengths x s, masses unchanged) M and C of 
 dofs are s^2 the unscaled ones, so the same torques come out of the scaled model with gains and
 limits x s^2; that is what both classes use.
 
-- ExactStablePD ("exact", the default): the formula above in numpy with pybullet's mass matrix and
+- ExactStablePD ("exact"): the formula above in numpy with pybullet's mass matrix and
   bias forces (calculateMassMatrix / calculateInverseDynamics, flags=1 padded layout), DeepMimic's
   length clamp (cSimBodyJoint::ClampTotalTorque), applied as joint torques. pybullet builds the
-  model behind those two calls when the body is created, so M and C use the inertias it derived
-  from the collision shapes then, not DeepMimic's
-  shape inertias that SimCharacter sets with changeDynamics and the simulation uses (they differ
-  by up to 4.5% of the largest link inertia; tests/test_sim_pd_dynamics.py).
+  model behind those two calls when the body is created and keeps it (later changeDynamics
+  inertias are not seen), and its M and C are off pybullet's own simulation (see "tree").
 - BuiltinStablePD ("builtin"): pybullet's STABLE_PD_CONTROL, one setJointMotorControlMultiDofArray
   per update; it takes the physics time step (the env update, the sub-steps being internal) as dt.
   It clamps each torque component to the limit, where DeepMimic clamps a spherical joint's torque
   vector by its length: the two agree to 1e-8 until a joint saturates, and then builtin applies up
   to sqrt(3) times the limit. About 5x cheaper per update. The wheel's pretrained policies were
   trained under it (humanoid3d_ctrl_2018.txt keeps it).
-- TreeStablePD ("tree"): ExactStablePD with the mass matrix and bias forces of our own compiled
+- TreeStablePD ("tree", the default): ExactStablePD with the mass matrix and bias forces of our own compiled
   model (env/sim/tree_dynamics.py, numba) and the whole formula in the same compiled call. Its M and C
   reproduce pybullet's forward dynamics (one free stepSimulation) to 1e-14 relative; pybullet's
   calculateMassMatrix / calculateInverseDynamics do not (0.2% of C off, kinetic energy 0.4% off on
