@@ -93,5 +93,6 @@ def test_sie_clip_absent_fails_with_one_line(tmp_path):
                                      "data/datasets/humanoid3d_clips_locomotion.txt"))
     with pytest.raises(FileNotFoundError) as err:
         build_world(load_args(["--arg_file", str(arg_file), "--output_path", str(tmp_path)]))
-    assert str(err.value) == (f"data file not found: {clip} (not shipped with the project: "
+    dataset = project_root() / "data/datasets/humanoid3d_clips_locomotion.txt"
+    assert str(err.value) == (f"{dataset}: Motions[1]: data file not found: {clip} (not shipped with the project: "
                               "`make data-extra` downloads it, see data/README.md)")
