@@ -2,6 +2,7 @@
 checkpoint and resume state, exit status 130 / 143; the resume continues from the next iteration.
 The drills through real processes (single process and mpi_run with 2 ranks) are slow tests."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -138,8 +139,8 @@ def test_dead_rank_drill(tmp_path):
     try:
         log = out / "agent0_log.txt"
         _wait_for_rows(log, 2, proc, timeout=600)
-        ranks = subprocess.run(["pgrep", "-f", f"DeepMimic_Optimizer.py.*{out}"], capture_output=True,
-                               text=True).stdout.split()
+        rank_pattern = f"^{re.escape(sys.executable)} .*DeepMimic_Optimizer.py .*{out}"   # not mpiexec's line
+        ranks = subprocess.run(["pgrep", "-f", rank_pattern], capture_output=True, text=True).stdout.split()
         assert len(ranks) == 2, ranks
         killed = time.time()
         os.kill(int(max(ranks, key=int)), signal.SIGKILL)
@@ -150,7 +151,7 @@ def test_dead_rank_drill(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode != 0 and stop_seconds < 30, output[-3000:]
     assert "rank" in output and ("killed" in output.lower() or "signal 9" in output.lower()), output[-3000:]
-    assert not subprocess.run(["pgrep", "-f", f"DeepMimic_Optimizer.py.*{out}"], capture_output=True).stdout
+    assert not subprocess.run(["pgrep", "-f", rank_pattern], capture_output=True).stdout
     logged = [int(r.split()[0]) for r in log.read_text().splitlines()[1:]]
     resume = subprocess.run([sys.executable, "mpi_run.py", "--num_workers", "2", *run_args, "--resume", "true",
                              "--max_iters", str(logged[-1] + 2)], cwd=ROOT, env=env, capture_output=True, text=True,
