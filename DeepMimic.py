@@ -28,7 +28,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from util.cli import configure_process_env
+from util.cli import configure_process_env, run_main
 
 configure_process_env()  # thread caps (OPENBLAS_NUM_THREADS=1) before numpy is first imported
 
@@ -200,7 +200,8 @@ def run_record_demos(argv, options):
 
 
 def main(argv=None):
-    """Bad arguments, a missing data file or no OpenGL end the program with one line."""
+    """Bad arguments, a missing data file or no OpenGL: a ValueError / FileNotFoundError, which
+    util.cli.run_main prints as one line `DeepMimic.py: error: ...` with exit status 2."""
     argv = sys.argv[1:] if argv is None else argv
     from env.render.gl_context import GLUnavailable, has_display
     try:
@@ -213,8 +214,8 @@ def main(argv=None):
             run_evaluation(argv, options)
         else:
             run_viewer(argv, options)
-    except (ValueError, FileNotFoundError, GLUnavailable) as err:   # ArgError is a ValueError
-        sys.exit(f"DeepMimic.py: {err}")
+    except GLUnavailable as err:
+        raise ValueError(str(err)) from None
 
 
 def run_viewer(argv, options):
@@ -227,4 +228,4 @@ def run_viewer(argv, options):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main, "DeepMimic.py"))

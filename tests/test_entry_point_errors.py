@@ -113,3 +113,11 @@ def test_optimizer_broken_demo_file(tmp_path):
     code, errors = run("DeepMimic_Optimizer.py", "--arg_file", "args/train_gail_humanoid3d_walk_args.txt",
                        "--demo_file", str(path), "--max_iters", "1")
     assert_one_line("DeepMimic_Optimizer.py", path, code, errors)
+
+
+def test_viewer_broken_clip(tmp_path):
+    """The viewer (headless screenshot) reports a broken clip as the other entry points do."""
+    path = broken_files(tmp_path)["clip"]
+    code, errors = run("DeepMimic.py", "--arg_file", "args/kin_char_args.txt", "--motion_file", str(path),
+                       "--headless", "--screenshot", str(tmp_path / "x.png"))
+    assert_one_line("DeepMimic.py", path, code, errors)

@@ -14,7 +14,6 @@ from env.deepmimic_env import DeepMimicEnv
 from learning.demos import (ActionConverter, TargetLayout, check_against, load_demos, load_demos_for,
                             record_demos, save_demos, scene_layout)
 from learning.rl_world import build_world
-from util import math_util
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,5 +134,5 @@ def test_record_demos_command_line(tmp_path):
     assert load_demos(out).num_steps == 6 and "written to" in result.stdout
     bad = subprocess.run(cmd[:-2] + ["--record_demos", str(out), "--demo_actions", "best"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
-    assert bad.returncode != 0
-    assert bad.stderr.strip().splitlines() == ["DeepMimic.py: --demo_actions: expected mean or sample, got 'best'"]
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == ["DeepMimic.py: error: --demo_actions: expected mean or sample, got 'best'"]

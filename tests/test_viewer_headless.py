@@ -9,6 +9,7 @@ import pytest
 import DeepMimic
 from env.render.viewer import FRAME_DT, Viewer
 from util.arg_parser import ArgError, load_args
+from util.cli import run_main
 
 KIN_CHAR = ["--arg_file", "args/kin_char_args.txt"]
 WALK_POLICY = ["--arg_file", "args/run_humanoid3d_walk_args.txt"]
@@ -93,8 +94,9 @@ def test_flags_alone_mean_true():
     (KIN_CHAR + ["--headless", "--episodes", "1"], "needs an agent"),
     (KIN_CHAR, "no display found"),
 ])
-def test_main_fails_with_one_line(argv, message, monkeypatch):
+def test_main_fails_with_one_line(argv, message, monkeypatch, capsys):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    with pytest.raises(SystemExit, match=message):
-        DeepMimic.main(argv)
+    assert run_main(lambda: DeepMimic.main(argv), "DeepMimic.py") == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) == 1 and errors[0].startswith("DeepMimic.py: error: ") and message in errors[0]
