@@ -27,6 +27,7 @@ one ValueError line naming the file and the field.
 import datetime
 import json
 import os
+import tokenize
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -113,7 +114,8 @@ def load_demos(path):
                 raise ValueError(f"{path}: {missing[0]}: missing from the demonstration file")
             arrays = {name: npz[name] for name in ARRAYS}
             meta = json.loads(str(npz["metadata"]))
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error) as err:
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error,
+            SyntaxError, tokenize.TokenError) as err:     # the last two: numpy parsing a broken .npy header
         detail = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"{path}: not a readable demonstration file ({detail})") from None
     data = DemoDataset(metadata=meta, **arrays)

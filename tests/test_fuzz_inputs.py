@@ -26,7 +26,9 @@ from util.paths import project_root, resolve_data_path
 ROOT = project_root()
 CHAR_FILE = ROOT / "data/characters/humanoid3d.txt"
 CASES = Counter()
-FUZZ = settings(max_examples=25, deadline=None,
+# derandomize: the same cases on every run, so make test is deterministic (a random run found the
+# unterminated-header case below; new exploration: edit the seed-free settings locally)
+FUZZ = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 BAD_VALUES = st.sampled_from([float("nan"), float("inf"), 1e308, -1e308, 10 ** 30, "text", None,
@@ -233,3 +235,23 @@ def test_directory_or_missing_path_is_one_line(tmp_path, char_desc, kind, where)
     with pytest.raises((ValueError, FileNotFoundError)) as err:
         loaders[kind]()
     assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def test_demos_file_with_an_unterminated_npy_header(tmp_path):
+    """A case the fuzzer found: numpy parses a .npy header with Python's tokenizer, which raises
+    tokenize.TokenError (not a ValueError) on an unterminated literal."""
+    import io
+    import zipfile
+
+    from learning.demos import ARRAYS
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,"
+    header += b" " * (118 - len(header)) + b"\n"
+    npy = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\x00" * 12
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name in ARRAYS + ("metadata",):
+            z.writestr(f"{name}.npy", npy)
+    path = tmp_path / "demos.npz"
+    path.write_bytes(buf.getvalue())
+    with pytest.raises(ValueError, match=f"{path}: not a readable demonstration file"):
+        load_demos(str(path))
