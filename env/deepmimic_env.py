@@ -105,10 +105,9 @@ class DeepMimicEnv(Env):
 
     # ---- per agent: sizes and normalisation ----
     def _state_layout(self):
-        """The policy state's layout: the scene's own when it appends task features to the
-        controller's state (dribble_amp), else the controller's."""
-        agents = self._agents()
-        return getattr(agents, "state_layout", None) or agents.ctrl.state_layout
+        """The policy state's layout (the controller's, extended by scenes that append task
+        features: dribble_amp)."""
+        return self._agents().state_layout
 
     def _action_layout(self):
         return self._agents().ctrl.action_layout

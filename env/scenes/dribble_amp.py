@@ -34,9 +34,9 @@ target_succ_dist (the reward's test is 3D, so success can end an episode without
 import numpy as np
 
 from env.amp_obs import heading_inverse_matrix
-from env.env import Mode, NormGroup, Terminate
+from env.env import NormGroup, Terminate
 from env.scenes.scene import Timer, TimerParams
-from env.scenes.target_amp import MIN_DIST, TargetAMPScene
+from env.scenes.target_amp import MIN_DIST, SuccessTimeTestReward, TargetAMPScene
 from env.sim.ball import Ball
 from util import math_util
 
@@ -77,7 +77,7 @@ class TaskStateLayout:
         return np.concatenate([self.base.norm_groups, np.full(self.extra_size, int(NormGroup.Zero), dtype=np.int32)])
 
 
-class DribbleAMPScene(TargetAMPScene):
+class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
     name = "dribble_amp"
     TIMER_DEFAULTS = (50.0, 100.0)
 
@@ -185,14 +185,6 @@ class DribbleAMPScene(TargetAMPScene):
         if terminate == Terminate.Null and self.check_target_succ():
             terminate = Terminate.Succ
         return terminate
-
-    def calc_reward(self, agent_id=0):
-        return self.calc_reward_test() if self.mode == Mode.TEST else self.calc_reward_train()
-
-    def calc_reward_test(self):
-        if self.is_episode_end() and self.check_terminate() == Terminate.Succ:
-            return float(self.timer.max_time - self.timer.time)
-        return 0.0
 
     def calc_reward_train(self):
         if self.has_fallen():

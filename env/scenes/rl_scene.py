@@ -68,6 +68,7 @@ class RLSceneSimChar(Scene):
             raise ValueError(f"--char_ctrls {ctrl_types[0]!r} is not supported (only {', '.join(CHAR_CTRLS)})")
         ctrl_params = CtrlParams.load(args.parse_strings("char_ctrl_files", required=True)[0], self.char_desc)
         self.ctrl = CtPDController(self.sim_char, ctrl_params)
+        self.state_layout = self.ctrl.state_layout     # the policy state; task scenes may extend it
 
         self.perturber = RandPerturber(PerturbParams.from_args(args), rng)
         self.projectiles = Projectiles(self.world)

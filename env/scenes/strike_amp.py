@@ -37,7 +37,7 @@ import numpy as np
 
 from env.amp_obs import heading_inverse_matrix
 from env.env import Mode, NormGroup, Terminate
-from env.scenes.target_amp import MIN_DIST, TargetAMPScene
+from env.scenes.target_amp import MIN_DIST, SuccessTimeTestReward, TargetAMPScene
 from util import math_util
 
 FAR_W, NEAR_W, HIT_W = 0.3, 0.3, 0.4
@@ -52,7 +52,7 @@ CIRCLE_LIFT = 0.1               # DeepMimic draws the near circle 0.1 m above th
 CIRCLE_WIDTHS = (0.0, 0.01, 0.02)
 
 
-class StrikeAMPScene(TargetAMPScene):
+class StrikeAMPScene(SuccessTimeTestReward, TargetAMPScene):
     name = "strike_amp"
 
     def __init__(self, arg_parser, rng, update_timestep):
@@ -183,14 +183,6 @@ class StrikeAMPScene(TargetAMPScene):
         return terminate
 
     # ---- reward ------------------------------------------------------------------------
-
-    def calc_reward(self, agent_id=0):
-        return self.calc_reward_test() if self.mode == Mode.TEST else self.calc_reward_train()
-
-    def calc_reward_test(self):
-        if self.is_episode_end() and self.check_terminate() == Terminate.Succ:
-            return float(self.timer.max_time - self.timer.time)
-        return 0.0
 
     def calc_reward_train(self):
         if self.target_hit:

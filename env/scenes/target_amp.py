@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from env.amp_obs import heading_inverse_matrix
-from env.env import Terminate
+from env.env import Mode, Terminate
 from env.scenes.imitate_amp import ImitateAMPScene
 from env.scenes.scene import Timer, TimerParams
 
@@ -172,3 +172,16 @@ class TargetAMPScene(ImitateAMPScene):
         """The target as a small box on the ground (drawn with the projectiles)."""
         marker = self.target_pos + [0.0, 0.5 * MARKER_SIZE[1], 0.0]
         return super().draw_projectiles() + [(MARKER_SIZE, marker, np.array([1.0, 0, 0, 0]))]
+
+
+class SuccessTimeTestReward:
+    """Mixin of the task scenes whose test reward is the episode time left at a successful end
+    (0 otherwise: DeepMimic's strike_amp and dribble_amp); training uses calc_reward_train."""
+
+    def calc_reward(self, agent_id=0):
+        return self.calc_reward_test() if self.mode == Mode.TEST else self.calc_reward_train()
+
+    def calc_reward_test(self):
+        if self.is_episode_end() and self.check_terminate() == Terminate.Succ:
+            return float(self.timer.max_time - self.timer.time)
+        return 0.0
