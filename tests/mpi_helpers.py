@@ -44,3 +44,44 @@ def read_log(path):
     """(column names, rows) of an agent log."""
     lines = Path(path).read_text().splitlines()
     return lines[0].split(), np.array([list(map(float, line.split())) for line in lines[1:]])
+
+
+def train_on_rank(out_dir, arg_file, agent_file, overrides, iters, seed, *extra_args):
+    """On every rank: the scene of arg_file with the agent file plus overrides (small nets are
+    registered; rank 0 writes the merged agent file), trained for `iters` iterations. Returns
+    the world (the caller shuts it down)."""
+    import util.mpi_util as mpi_util
+    from env.deepmimic_env import DeepMimicEnv
+    from learning.rl_world import RLWorld, update_world
+    from learning.tf_util import limit_tf_threads, seed_rank
+    from tests.toy_env import register_small_net
+    from util.arg_parser import load_args
+
+    limit_tf_threads()
+    register_small_net()
+    seed = seed_rank(seed)
+    merged_agent_file = Path(out_dir) / "agent.txt"
+    if mpi_util.is_root():
+        agent_data = json.loads((ROOT / agent_file).read_text())
+        merged_agent_file.write_text(json.dumps({**agent_data, **overrides}))
+    mpi_util.bcast(np.zeros(1))     # the file exists before any rank reads it
+    args = load_args(["--arg_file", str(arg_file), "--agent_files", str(merged_agent_file),
+                      "--output_path", str(out_dir), "--int_output_path", "", *map(str, extra_args)])
+    world = RLWorld(DeepMimicEnv(args, seed=seed), args)
+    while world.agents[0].iter < iters:
+        update_world(world, 1 / 60)
+    return world
+
+
+def rank_spread(values):
+    """The largest difference of `values` between any rank and rank 0 (on rank 0; 0 elsewhere)."""
+    import util.mpi_util as mpi_util
+
+    gathered = mpi_util.gather(np.asarray(values))
+    return float(max(np.abs(g - gathered[0]).max() for g in gathered)) if gathered else 0.0
+
+
+def read_log_columns(path):
+    """{column: values} of an agent log."""
+    header, rows = read_log(path)
+    return {name: rows[:, i] for i, name in enumerate(header)}

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.mpi_helpers import read_log, run_module_on_two_ranks, write_param_summary
+from tests.mpi_helpers import read_log, run_module_on_two_ranks, train_on_rank, write_param_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ITERS = 8
@@ -33,30 +33,11 @@ VARIANTS = {"deepmimic": {},
 
 def run_rank(out_dir, variant):
     """One rank's training run (called under mpiexec)."""
-    import util.mpi_util as mpi_util
-    from learning.rl_world import RLWorld, update_world
-    from learning.tf_util import limit_tf_threads, seed_rank
-    from env.deepmimic_env import DeepMimicEnv
     from tests.test_amp_scene import WALK_ARGS
-    from tests.toy_env import register_small_net
-    from util.arg_parser import load_args
 
-    limit_tf_threads()
-    register_small_net()
-    seed = seed_rank(11)
-    agent_data = json.loads((ROOT / "data/agents/ct_agent_humanoid_amp.txt").read_text())
-    agent_file = out_dir / "agent.txt"
-    if mpi_util.is_root():
-        agent_file.write_text(json.dumps({**agent_data, **AGENT_OVERRIDES, **VARIANTS[variant]}))
-    mpi_util.bcast(np.zeros(1))     # the file exists before any rank reads it
-    args = load_args(["--arg_file", WALK_ARGS, "--agent_files", str(agent_file),
-                      "--output_path", str(out_dir), "--int_output_path", ""])
-    env = DeepMimicEnv(args, seed=seed)
-    world = RLWorld(env, args)
-    agent = world.agents[0]
-    while agent.iter < ITERS:
-        update_world(world, 1 / 60)
-    write_param_summary(agent, out_dir, amp_obs_size=int(agent.get_amp_obs_size()))
+    world = train_on_rank(out_dir, WALK_ARGS, "data/agents/ct_agent_humanoid_amp.txt",
+                          {**AGENT_OVERRIDES, **VARIANTS[variant]}, ITERS, 11)
+    write_param_summary(world.agents[0], out_dir, amp_obs_size=int(world.agents[0].get_amp_obs_size()))
     world.shutdown()
 
 

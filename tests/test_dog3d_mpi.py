@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.mpi_helpers import read_log, run_module_on_two_ranks, write_param_summary
+from tests.mpi_helpers import read_log, run_module_on_two_ranks, train_on_rank, write_param_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ITERS = 2
@@ -26,30 +26,10 @@ AMP_OVERRIDES = {"ReplayBufferSize": 10000}
 
 def run_rank(out_dir, run):
     """One rank's training run (called under mpiexec)."""
-    import util.mpi_util as mpi_util
-    from env.deepmimic_env import DeepMimicEnv
-    from learning.rl_world import RLWorld, update_world
-    from learning.tf_util import limit_tf_threads, seed_rank
-    from tests.toy_env import register_small_net
-    from util.arg_parser import load_args
-
-    limit_tf_threads()
-    register_small_net()
-    seed = seed_rank(5)
-    args_file, agent_path = RUNS[run]
-    agent_data = json.loads((ROOT / agent_path).read_text())
-    agent_file = out_dir / "agent.txt"
-    if mpi_util.is_root():
-        extra = AMP_OVERRIDES if run == "amp" else {}
-        agent_file.write_text(json.dumps({**agent_data, **OVERRIDES, **extra}))
-    mpi_util.bcast(np.zeros(1))     # the file exists before any rank reads it
-    args = load_args(["--arg_file", args_file, "--agent_files", str(agent_file),
-                      "--output_path", str(out_dir), "--int_output_path", ""])
-    world = RLWorld(DeepMimicEnv(args, seed=seed), args)
-    agent = world.agents[0]
-    while agent.iter < ITERS:
-        update_world(world, 1 / 60)
-    write_param_summary(agent, out_dir)
+    args_file, agent_file = RUNS[run]
+    overrides = {**OVERRIDES, **(AMP_OVERRIDES if run == "amp" else {})}
+    world = train_on_rank(out_dir, args_file, agent_file, overrides, ITERS, 5)
+    write_param_summary(world.agents[0], out_dir)
     world.shutdown()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.mpi_helpers import read_log, run_module_on_two_ranks, write_param_summary
+from tests.mpi_helpers import rank_spread, read_log_columns, run_module_on_two_ranks, train_on_rank, write_param_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ITERS = 3
@@ -22,34 +22,14 @@ AGENT_OVERRIDES = {"ActorNet": "fc_2layers_32units", "CriticNet": "fc_2layers_32
 
 def run_rank(out_dir):
     """One rank's training run (called under mpiexec)."""
-    import util.mpi_util as mpi_util
-    from env.deepmimic_env import DeepMimicEnv
-    from learning.rl_world import RLWorld, update_world
-    from learning.tf_util import limit_tf_threads, seed_rank
     from tests.test_dribble_scene import DRIBBLE_ARGS
-    from tests.toy_env import register_small_net
-    from util.arg_parser import load_args
 
-    limit_tf_threads()
-    register_small_net()
-    seed = seed_rank(5)
-    agent_data = json.loads((ROOT / "data/agents/ct_agent_humanoid_amp_tasks_rl07.txt").read_text())
-    agent_file = out_dir / "agent.txt"
-    if mpi_util.is_root():
-        agent_file.write_text(json.dumps({**agent_data, **AGENT_OVERRIDES}))
-    mpi_util.bcast(np.zeros(1))     # the file exists before any rank reads it
-    args = load_args(["--arg_file", DRIBBLE_ARGS, "--agent_files", str(agent_file),
-                      "--output_path", str(out_dir), "--int_output_path", ""])
-    env = DeepMimicEnv(args, seed=seed)
-    world = RLWorld(env, args)
+    world = train_on_rank(out_dir, DRIBBLE_ARGS, "data/agents/ct_agent_humanoid_amp_tasks_rl07.txt", AGENT_OVERRIDES,
+                          ITERS, 5)
     agent = world.agents[0]
-    while agent.iter < ITERS:
-        update_world(world, 1 / 60)
-    s_mean = mpi_util.gather(np.asarray(agent.s_norm.mean))
-    write_param_summary(agent, out_dir, state_size=int(agent.get_state_size()),
-                        s_norm_size=int(np.asarray(agent.s_norm.mean).size),
-                        s_norm_diff=float(max(np.abs(m - s_mean[0]).max() for m in s_mean)) if s_mean else 0.0,
-                        ball_mean=np.asarray(agent.s_norm.mean)[-15:].tolist())
+    s_mean = np.asarray(agent.s_norm.mean)
+    write_param_summary(agent, out_dir, state_size=int(agent.get_state_size()), s_norm_size=int(s_mean.size),
+                        s_norm_diff=rank_spread(s_mean), ball_mean=s_mean[-15:].tolist())
     world.shutdown()
 
 
@@ -62,9 +42,8 @@ def test_dribble_two_ranks(tmp_path):
     assert summary["ranks"] == 2 and summary["max_param_diff"] == 0.0
     assert summary["state_size"] == summary["s_norm_size"] == 241 and summary["s_norm_diff"] == 0.0
     assert np.any(np.asarray(summary["ball_mean"]) != 0.0)     # the ball features were normalised
-    header, rows = read_log(tmp_path / "agent0_log.txt")
-    assert len(rows) == ITERS
-    col = {name: rows[:, i] for i, name in enumerate(header)}
+    col = read_log_columns(tmp_path / "agent0_log.txt")
+    assert all(len(values) == ITERS for values in col.values())
     for name in ("Critic_Loss", "Actor_Loss", "Disc_Loss"):
         assert np.all(np.isfinite(col[name])), (name, col[name])
 

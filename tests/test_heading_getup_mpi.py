@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.mpi_helpers import read_log, run_module_on_two_ranks, write_param_summary
+from tests.mpi_helpers import read_log_columns, run_module_on_two_ranks, train_on_rank, write_param_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = ROOT / "args/train_amp_heading_getup_humanoid3d_locomotion_getup_args.txt"
@@ -28,29 +28,9 @@ LOSSES = ("Critic_Loss", "Actor_Loss", "Disc_Loss")
 
 def run_rank(out_dir):
     """One rank's training run (called under mpiexec)."""
-    import util.mpi_util as mpi_util
-    from learning.rl_world import RLWorld, update_world
-    from learning.tf_util import limit_tf_threads, seed_rank
-    from env.deepmimic_env import DeepMimicEnv
-    from tests.toy_env import register_small_net
-    from util.arg_parser import load_args
-
-    limit_tf_threads()
-    register_small_net()
-    seed = seed_rank(5)
-    agent_data = json.loads((ROOT / "data/agents/ct_agent_humanoid_amp_task.txt").read_text())
-    agent_file = out_dir / "agent.txt"
-    if mpi_util.is_root():
-        agent_file.write_text(json.dumps({**agent_data, **AGENT_OVERRIDES}))
-    mpi_util.bcast(np.zeros(1))     # the file exists before any rank reads it
-    args = load_args(["--arg_file", str(ARGS), "--agent_files", str(agent_file),
-                      "--output_path", str(out_dir), "--int_output_path", "",
-                      "--recover_episode_prob", "0.5"])
-    env = DeepMimicEnv(args, seed=seed)
-    world = RLWorld(env, args)
+    world = train_on_rank(out_dir, ARGS, "data/agents/ct_agent_humanoid_amp_task.txt", AGENT_OVERRIDES, ITERS, 5,
+                          "--recover_episode_prob", "0.5")
     agent = world.agents[0]
-    while agent.iter < ITERS:
-        update_world(world, 1 / 60)
     write_param_summary(agent, out_dir, goal_mean=agent.g_norm.mean.tolist(), goal_std=agent.g_norm.std.tolist())
     world.shutdown()
 
@@ -66,9 +46,8 @@ def test_heading_getup_two_ranks(tmp_path):
     assert summary["goal_mean"][3] == 0.5 and summary["goal_std"][3] == 0.5
     assert summary["goal_std"][:3] != [1.0, 1.0, 1.0]      # normalised from the samples
 
-    header, rows = read_log(tmp_path / "agent0_log.txt")
-    assert len(rows) == ITERS
-    col = {name: rows[:, i] for i, name in enumerate(header)}
+    col = read_log_columns(tmp_path / "agent0_log.txt")
+    assert all(len(values) == ITERS for values in col.values())
     for name in LOSSES:
         assert np.all(np.isfinite(col[name])), (name, col[name])
 
