@@ -87,9 +87,14 @@ def _flag(args, key):
 
 
 def build_world(argv, enable_draw=True):
-    """A fresh RLWorld from the command line (re-reading the arg files, as the `l` key wants)."""
+    """A fresh RLWorld from the command line (re-reading the arg files, as the `l` key wants);
+    warns about arguments nobody reads."""
     from learning.rl_world import build_world as build_rl_world
-    return build_rl_world(load_args(argv), enable_draw)
+    from util.entry_keys import warn_unused_args
+    args = load_args(argv)
+    world = build_rl_world(args, enable_draw)
+    warn_unused_args(args)
+    return world
 
 
 # ---- window ---------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ configure_process_env()  # before numpy and TensorFlow are imported
 import util.mpi_util as mpi_util  # noqa: E402
 from learning.rl_world import WorldEvent, build_world, update_world  # noqa: E402
 from util.arg_parser import load_args  # noqa: E402
+from util.entry_keys import warn_unused_args  # noqa: E402
 from util.logger import Logger  # noqa: E402
 from util.paths import resolve_data_path  # noqa: E402
 from util.stop_request import StopRequest, exit_status  # noqa: E402
@@ -131,6 +132,7 @@ def main(argv=None):
     if mpi_util.is_root():
         check_output_paths(arg_parser)
     world = build_world(arg_parser, enable_draw=False)
+    warn_unused_args(arg_parser)
     copy_run_inputs(arg_parser, arg_parser.parse_string("output_path"))
     stop = StopRequest()
     stop.install()

@@ -1,6 +1,6 @@
 """Every args file in args/ (the directory listing, so files added later are swept too) builds its
 world (DeepMimicEnv + RLWorld with its agents, the pretrained checkpoint loaded where one ships)
-and runs two frames; a file whose clips are not shipped (DeepMimic's motions/sie, amass, long,
+and runs two frames, reading every key it gives (none is reported unused); a file whose clips are not shipped (DeepMimic's motions/sie, amass, long,
 fetched by `make data-extra`) must fail with one line naming the missing clip and the make target.
 Nothing is skipped: an unknown scene or any other missing file fails the test.
 
@@ -14,6 +14,7 @@ import pytest
 
 from learning.rl_world import WorldEvent, build_world, update_world
 from util.arg_parser import load_args
+from util.entry_keys import ENTRY_POINT_KEYS
 from util.paths import is_extra_data, project_root, resolve_data_path
 
 ARG_FILES = sorted((project_root() / "args").glob("*.txt"))
@@ -56,6 +57,7 @@ def check_args_file(path, out_dir):
         return
     world = build_world(args)
     try:
+        assert args.unused_keys(ENTRY_POINT_KEYS) == [], args.unused_warning(ENTRY_POINT_KEYS)
         events = [update_world(world, 1 / 30) for _ in range(FRAMES)]
         # time went on, or an episode ended (a fall: the world reset the env to time 0)
         assert world.env.get_time() > 0 or any(event != WorldEvent.NONE for event in events)

@@ -4,8 +4,10 @@ Syntax: `--key v1 v2 ...`; a line whose first non-blank character is `#` is a co
 `--arg_file F` on the command line appends F's arguments after the command line's, and the first
 occurrence of a key wins, so the command line overrides the file. Every value is kept as a list
 of strings; the typed getters convert and raise `ArgError` (a one-line message naming the key and
-the file it came from) on a wrong type or a missing required key.
+the file it came from) on a wrong type or a missing required key. The parser records which keys
+were asked for, so that `unused_keys` can name the ones given but never read (typos).
 """
+import difflib
 import shlex
 from pathlib import Path
 
@@ -40,10 +42,12 @@ class ArgParser:
     def __init__(self):
         self.table = {}    # key -> list of string values
         self.sources = {}  # key -> where it was read ("command line" or a file path)
+        self.asked = set()  # keys some code asked for (shared by copy.copy copies)
 
     def clear(self):
         self.table.clear()
         self.sources.clear()
+        self.asked.clear()
 
     def load_args(self, arg_strs, source="command line"):
         """Reads `--key v...` tokens; returns the arg_file paths named among them."""
@@ -91,6 +95,7 @@ class ArgParser:
             self.sources[key] = source
 
     def has_key(self, key):
+        self.asked.add(key)
         return key in self.table
 
     def set(self, key, vals):
@@ -103,6 +108,7 @@ class ArgParser:
 
     # ---- typed getters ----
     def _values(self, key, required):
+        self.asked.add(key)
         if key not in self.table and required:
             raise ArgError(f"missing required argument --{key}")
         return self.table.get(key)
@@ -150,6 +156,23 @@ class ArgParser:
 
     def parse_bools(self, key, default=(), required=False):
         return self._list(key, default, required, _parse_bool, "true or false values")
+
+    def unused_keys(self, known=()):
+        """Keys given (on the command line or in a file) that no code asked for, except `known`
+        ones (keys another entry point reads), in the order given."""
+        skip = self.asked | set(known) | {"arg_file"}
+        return [k for k in self.table if k not in skip and self.sources[k] != "program"]
+
+    def unused_warning(self, known=()):
+        """One line naming every unused key with its file and the closest key asked for, or ''.
+
+        `warning: args/x.txt: unused argument --tme_lim_min (did you mean --time_lim_min?)`"""
+        parts = []
+        for key in self.unused_keys(known):
+            close = difflib.get_close_matches(key, sorted(self.asked | set(known)), n=1)
+            hint = f" (did you mean --{close[0]}?)" if close else ""
+            parts.append(f"{self.source(key)}: unused argument --{key}{hint}")
+        return "warning: " + "; ".join(parts) if parts else ""
 
     def to_lines(self):
         """The resolved arguments, one `--key values` line each (copied into output/)."""

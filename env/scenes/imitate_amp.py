@@ -100,12 +100,13 @@ class ImitateAMPScene(ImitateScene):
         self.motion_set = motion_set or MotionSet([self.motion], [1.0])
         self._activate_motion(self.motion_set.motions[0])
 
-        local_root = self.reads_amp_obs_args and args.parse_bool("enable_amp_obs_local_root", False)
+        # Read in every AMP scene (so they are not reported unused), applied where DeepMimic does.
+        local_root = args.parse_bool("enable_amp_obs_local_root", False) and self.reads_amp_obs_args
         self.amp_obs = AMPObsBuilder(self.char_desc, local_root)
         self.amp_hist = deque()     # (pose, vel) at the previous decisions, newest first
         self._init_hist()
         self.time_warper = None
-        if self.reads_amp_obs_args and args.parse_bool("enable_test_time_warp", True):
+        if args.parse_bool("enable_test_time_warp", True) and self.reads_amp_obs_args:
             max_time = max(self.timer_params.time_max, self.timer_params_end.time_max)
             if math.isfinite(max_time):
                 self.time_warper = TimeWarper(int(math.ceil(self.ctrl.params.query_rate * max_time)) + 2)

@@ -59,6 +59,9 @@ class RLSceneSimChar(Scene):
                            gravity=args.parse_floats("gravity", (0.0, -9.8, 0.0)),
                            num_sim_substeps=args.parse_int("num_sim_substeps", 1), timestep=update_timestep,
                            terrain_file=args.parse_string("terrain_file", ""))
+        char_types = args.parse_strings("char_types", ["general"])
+        if set(char_types) != {"general"}:
+            raise ValueError(f"--char_types {' '.join(char_types)}: the only character type is general")
         self.char_desc = CharacterDesc.load(args.parse_strings("character_files", required=True)[0])
         self.sim_char = SimCharacter(self.world, self.char_desc,
                                      self_collision=args.parse_bool("enable_char_self_collision", True))
