@@ -87,12 +87,54 @@ def main(argv=None):
     return run_mpiexec(mpiexec_command(num_workers, args, hostfile=hostfile, extra=extra))
 
 
+# Open MPI's banners after a rank called MPI_Abort (util/cli.py does, after printing its error).
+ABORT_BANNER_MARKS = ("MPI_ABORT was invoked", "has exited due to process rank")
+
+
+def filter_rank_stderr(lines):
+    """The ranks' stderr as the user should read it: a one-line error (`prog: error: ...`) that
+    every rank prints about the same bad file is shown once; Open MPI's abort banners (blocks
+    between dashed lines, which mpiexec may forward before or after the ranks' own lines) are held
+    to the end and shown only if no such error explained the abort; NUL bytes of the forwarding
+    are removed. Everything else passes at once."""
+    shown_errors = set()
+    held = []         # abort banners
+    block = None      # the lines of a dashed block being read
+    for raw in lines:
+        line = raw.replace("\x00", "")
+        if line != raw and not line.strip():
+            continue
+        if line.startswith("-----"):
+            if block is None:
+                block = [line]
+                continue
+            block.append(line)
+            if any(mark in "".join(block) for mark in ABORT_BANNER_MARKS):
+                held.extend(block)
+            else:
+                yield from block
+            block = None
+        elif block is not None:
+            block.append(line)
+        elif ": error: " in line:
+            if line not in shown_errors:
+                shown_errors.add(line)
+                yield line
+        else:
+            yield line
+    yield from block or []
+    if not shown_errors:
+        yield from held
+
+
 def run_mpiexec(cmd):
     """Runs mpiexec in a session of its own, so a terminal's Ctrl-C reaches this process only.
     The first SIGINT / SIGTERM is passed on as SIGUSR1 (mpiexec forwards it to every rank: they
     stop after the current iteration with a final checkpoint, util/stop_request.py) and sets the
-    exit status to 128 + the signal; a second one ends the job at once (SIGKILL to its session)."""
-    proc = subprocess.Popen(cmd, env=mpiexec_env(), start_new_session=True)
+    exit status to 128 + the signal; a second one ends the job at once (SIGKILL to its session).
+    The ranks' stderr goes through filter_rank_stderr."""
+    proc = subprocess.Popen(cmd, env=mpiexec_env(), start_new_session=True, stderr=subprocess.PIPE,
+                            text=True, bufsize=1)
     received = []
 
     def on_signal(signum, frame):
@@ -107,6 +149,9 @@ def run_mpiexec(cmd):
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        for line in filter_rank_stderr(proc.stderr):
+            sys.stderr.write(line)
+            sys.stderr.flush()
         returncode = proc.wait()
     finally:
         for sig, handler in previous.items():
