@@ -46,10 +46,10 @@ def read_log(path):
     return lines[0].split(), np.array([list(map(float, line.split())) for line in lines[1:]])
 
 
-def train_on_rank(out_dir, arg_file, agent_file, overrides, iters, seed, *extra_args):
+def train_on_rank(out_dir, arg_file, agent_file, overrides, iters, seed, *extra_args, on_iter=None):
     """On every rank: the scene of arg_file with the agent file plus overrides (small nets are
-    registered; rank 0 writes the merged agent file), trained for `iters` iterations. Returns
-    the world (the caller shuts it down)."""
+    registered; rank 0 writes the merged agent file), trained for `iters` iterations, calling
+    on_iter(agent) after each one. Returns the world (the caller shuts it down)."""
     import util.mpi_util as mpi_util
     from env.deepmimic_env import DeepMimicEnv
     from learning.rl_world import RLWorld, update_world
@@ -65,11 +65,15 @@ def train_on_rank(out_dir, arg_file, agent_file, overrides, iters, seed, *extra_
         agent_data = json.loads((ROOT / agent_file).read_text())
         merged_agent_file.write_text(json.dumps({**agent_data, **overrides}))
     mpi_util.bcast(np.zeros(1))     # the file exists before any rank reads it
-    args = load_args(["--arg_file", str(arg_file), "--agent_files", str(merged_agent_file),
-                      "--output_path", str(out_dir), "--int_output_path", "", *map(str, extra_args)])
+    args = load_args([*map(str, extra_args), "--arg_file", str(arg_file), "--agent_files", str(merged_agent_file),
+                      "--output_path", str(out_dir), "--int_output_path", ""])   # extra_args come first: they win
     world = RLWorld(DeepMimicEnv(args, seed=seed), args)
-    while world.agents[0].iter < iters:
+    agent = world.agents[0]
+    while agent.iter < iters:
+        last_iter = agent.iter
         update_world(world, 1 / 60)
+        if on_iter is not None and agent.iter != last_iter:
+            on_iter(agent)
     return world
 
 
