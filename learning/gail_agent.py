@@ -10,7 +10,9 @@ DiscHiddenUnits units (DiscActivation, tanh), then one logit whose layer starts 
 expert 1, agent 0. Loss (class-balanced; each class's mean, as the reference weights its samples):
     mean_agent [softplus(D) - c H(D)] + mean_expert [softplus(-D) - c H(D)],
     H(D) = softplus(D) - sigmoid(D) D   (the Bernoulli entropy of sigmoid(D)),  c = DiscEntropyCoef
-minimised by Adam (DiscStepsize, learning/solvers/mpi_adam.py; rank-averaged gradients),
+plus DiscGradPenalty * 0.5 mean_expert |dD/dx|^2 (x the normalised expert inputs; AMP's gradient
+penalty, which keeps D smooth around the demonstrations so that its reward still grades the agent's
+samples once it separates them), minimised by Adam (DiscStepsize, learning/solvers/mpi_adam.py; rank-averaged gradients),
 DiscStepsPerIter full-batch steps per iteration on this rank's agent samples (the non-end slots
 of the buffer) and as many expert samples drawn uniformly from the demonstrations.
 disc_norm (agent/resource/disc_norm) is one MPI-summed normaliser fed with the agent and the expert
@@ -52,6 +54,7 @@ import util.mpi_util as mpi_util
 from env.env import Terminate
 from learning.actor_critic import CRITIC_SCOPE, ActorCritic, ValueHead
 from learning.agent_config import ConfigError, PPOAgentConfig, key
+from learning.amp_util import grad_penalty
 from learning.demos import load_demos_for
 from learning.gail_util import (DISC_REWARDS, disc_reward, fisher_vector_product, flat_concat,
                                 gail_disc_loss, gaussian_kl_fixed_std, get_flat, set_flat)
@@ -71,7 +74,8 @@ POLICY_STEPS = ("PPO", "TRPO")
 DISC_ACTIVATIONS = {"tanh": tf.tanh, "relu": tf.nn.relu}
 DISC_LOG_COLUMNS = (("Disc_Loss", "loss"), ("Disc_Acc_Expert", "acc_expert"), ("Disc_Acc_Agent", "acc_agent"),
                     ("Disc_Entropy", "entropy"), ("Disc_Reward_Mean", "reward_mean"),
-                    ("Disc_Reward_Std", "reward_std"), ("Disc_Reward_Expert", "reward_expert"))
+                    ("Disc_Reward_Std", "reward_std"), ("Disc_Reward_Expert", "reward_expert"),
+                    ("Grad_Penalty", "grad_penalty"))
 
 
 # ---- config and networks -------------------------------------------------------------------------
@@ -85,6 +89,7 @@ class GAILAgentConfig(PPOAgentConfig):
     disc_stepsize: float = key("DiscStepsize", 0.01)
     disc_steps_per_iter: int = key("DiscStepsPerIter", 1)
     disc_entropy_coef: float = key("DiscEntropyCoef", 0.001)
+    disc_grad_penalty: float = key("DiscGradPenalty", 0.0)
     disc_reward_type: str = key("DiscRewardType", "neg_log_one_minus_d")
     reward_scale: float = key("RewardScale", 1.0)
     trpo_max_kl: float = key("TRPOMaxKL", 0.01)
@@ -113,7 +118,8 @@ class GAILAgentConfig(PPOAgentConfig):
                               ("TRPOTimeHorizon", self.trpo_time_horizon)):
             if val <= 0:
                 yield json_key, f"must be > 0, got {val}"
-        for json_key, val in (("DiscEntropyCoef", self.disc_entropy_coef), ("TRPODamping", self.trpo_damping)):
+        for json_key, val in (("DiscEntropyCoef", self.disc_entropy_coef), ("DiscGradPenalty", self.disc_grad_penalty),
+                              ("TRPODamping", self.trpo_damping)):
             if val < 0:
                 yield json_key, f"must be >= 0, got {val}"
         if not 0 < self.trpo_fvp_subsample <= 1:
@@ -227,8 +233,15 @@ class GAILAgent(PPOAgent):
         @tf.function(input_signature=[spec, spec])
         def disc_step(norm_expert, norm_agent):
             with tf.GradientTape() as tape:
-                logits_expert, logits_agent = disc([norm_expert]), disc([norm_agent])
+                with tf.GradientTape(watch_accessed_variables=False) as input_tape:
+                    input_tape.watch(norm_expert)
+                    logits_expert = disc([norm_expert])
+                logits_agent = disc([norm_agent])
                 loss, info = gail_disc_loss(logits_expert, logits_agent, cfg.disc_entropy_coef)
+                info["grad_penalty"] = grad_penalty(logits_expert, norm_expert, input_tape)
+                if cfg.disc_grad_penalty != 0:
+                    loss += cfg.disc_grad_penalty * info["grad_penalty"]
+                    info["loss"] = loss
             return info, tape.gradient(loss, disc.trainable_variables())
 
         self._disc_step = disc_step

@@ -21,7 +21,7 @@ limit_tf_threads()
 register_small_net()
 
 DISC_COLUMNS = ["Disc_Loss", "Disc_Acc_Expert", "Disc_Acc_Agent", "Disc_Entropy", "Disc_Reward_Mean",
-                "Disc_Reward_Std", "Disc_Reward_Expert"]
+                "Disc_Reward_Std", "Disc_Reward_Expert", "Grad_Penalty"]
 TRPO_COLUMNS = ["Critic_Loss", "Actor_Loss", "KL", "Line_Search_Steps", "Value_KL", "Value_Line_Search_Steps",
                 "Adv_Mean", "Adv_Std"]
 
@@ -61,12 +61,15 @@ def test_disc_loss_at_zero_logits_by_hand():
     assert float(info["acc_expert"]) == 0.0 and float(info["acc_agent"]) == 0.0
 
 
-def test_disc_loss_and_gradient_with_entropy_bonus_by_hand(tmp_path, demo_file):
+@pytest.mark.parametrize("gp", [0.0, 2.0])
+def test_disc_loss_and_gradient_with_entropy_bonus_by_hand(tmp_path, demo_file, gp):
     """A linear discriminator (no hidden layer) D(x) = w . x + b on 6-d inputs, w = (1, -2, 0...),
     b = 0.5: expert e1, e2, e1 + e2 -> D = 1.5, -1.5, -0.5; agent -e1, e2 -> D = -0.5, -1.5.
     loss = mean_e [softplus(-D) - c H] + mean_a [softplus(D) - c H], H = softplus(D) - sigmoid(D) D;
-    dloss/dD_i = (sigmoid(D_i) - label_i - c H'(D_i)) / n_class with H'(D) = -sigmoid'(D) D."""
-    world = make_world(tmp_path, demo_file, DiscHiddenLayers=0, DiscEntropyCoef=0.1)
+    dloss/dD_i = (sigmoid(D_i) - label_i - c H'(D_i)) / n_class with H'(D) = -sigmoid'(D) D.
+    Gradient penalty gp: dD/dx = w at every expert sample, so it adds gp 0.5 |w|^2 = 2.5 gp to the
+    loss and gp w to the kernel's gradient (none to the bias)."""
+    world = make_world(tmp_path, demo_file, DiscHiddenLayers=0, DiscEntropyCoef=0.1, DiscGradPenalty=gp)
     agent = world.agents[0]
     kernel, bias = agent.disc.trainable_variables()
     assert np.all(kernel.numpy() == 0) and np.all(bias.numpy() == 0)      # the logit layer starts at 0
@@ -83,15 +86,16 @@ def test_disc_loss_and_gradient_with_entropy_bonus_by_hand(tmp_path, demo_file):
     def ent(d):
         return softplus(d) - sigmoid(d) * d
 
-    expected = np.mean(softplus(-d_e) - 0.1 * ent(d_e)) + np.mean(softplus(d_a) - 0.1 * ent(d_a))
+    expected = np.mean(softplus(-d_e) - 0.1 * ent(d_e)) + np.mean(softplus(d_a) - 0.1 * ent(d_a)) + gp * 2.5
     assert float(info["loss"]) == pytest.approx(expected, rel=1e-6)
+    assert float(info["grad_penalty"]) == pytest.approx(2.5, rel=1e-6)
     assert float(info["acc_expert"]) == pytest.approx(1 / 3) and float(info["acc_agent"]) == 1.0
 
     def dloss(d, label, n):
         return (sigmoid(d) - label + 0.1 * sigmoid(d) * (1 - sigmoid(d)) * d) / n
 
     g_e, g_a = dloss(d_e, 1, 3), dloss(d_a, 0, 2)
-    np.testing.assert_allclose(grads[0].numpy()[:, 0], expert.T @ g_e + agent_x.T @ g_a, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(grads[0].numpy()[:, 0], expert.T @ g_e + agent_x.T @ g_a + gp * w, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(grads[1].numpy(), [g_e.sum() + g_a.sum()], rtol=1e-5)
 
 
@@ -142,7 +146,7 @@ def test_project_agent_files():
     assert (ppo.policy_step, trpo.policy_step) == ("PPO", "TRPO")
     for cfg in (ppo, trpo):
         assert (cfg.disc_hidden_layers, cfg.disc_hidden_units, cfg.disc_activation, cfg.disc_stepsize,
-                cfg.disc_entropy_coef) == (2, 100, "tanh", 0.01, 0.001)
+                cfg.disc_entropy_coef, cfg.disc_grad_penalty) == (2, 100, "tanh", 0.001, 0.001, 10)
     assert (trpo.trpo_max_kl, trpo.trpo_damping, trpo.trpo_cg_iters, trpo.trpo_fvp_subsample) == (0.01, 0.1, 10, 0.1)
     assert trpo.exp_params_end.rate == 1
 
