@@ -72,7 +72,7 @@ def convert(path, tmp_path, *extra):
 def test_round_trip_of_the_walk_clip(tmp_path):
     src = Motion.load("data/motions/humanoid3d_walk.txt", CHAR)
     script("motion_to_bvh")(["data/motions/humanoid3d_walk.txt", str(tmp_path / "walk.bvh"), "--scale", "100"])
-    back = convert(tmp_path / "walk.bvh", tmp_path, "--scale", "0.01")
+    back = convert(tmp_path / "walk.bvh", tmp_path, "--scale", "0.01", "--ground", "false")
     assert back.num_frames == src.num_frames and back.loop == "wrap"
     assert np.allclose(back.frame_durations[:-1], src.frame_durations[:-1], atol=1e-9)
     assert np.abs(back.frames[:, :3] - src.frames[:, :3]).max() < 1e-9
@@ -85,7 +85,7 @@ def test_round_trip_of_the_walk_clip(tmp_path):
 def test_known_rotation_units_and_knee_twist(tmp_path):
     channels = ["Xposition", "Yposition", "Zposition", "Zrotation", "Yrotation", "Xrotation"]
     path = two_joint_bvh(tmp_path, channels, [10, 90, 20, 90, 0, 0], leg_z=-30)
-    motion = convert(path, tmp_path, "--scale", "0.01", "--loop", "none")
+    motion = convert(path, tmp_path, "--scale", "0.01", "--loop", "none", "--ground", "false")
     pose = motion.frames[0]
     assert np.allclose(pose[:3], [0.1, 0.9, 0.2])
     assert np.allclose(pose[3:7], [math.cos(math.pi / 4), 0, 0, math.sin(math.pi / 4)])
@@ -124,7 +124,7 @@ Frame Time: 0.5
 0 90 0 20 30
 0 90 0 20 30
 """)
-    pose = convert(path, tmp_path).frames[0]
+    pose = convert(path, tmp_path, "--scale", "0.01").frames[0]
     chest = CHAR.param_offset[1]
     assert np.allclose(pose[chest:chest + 4], [math.cos(math.radians(25)), 0, math.sin(math.radians(25)), 0])
 
@@ -133,7 +133,7 @@ def test_euler_channel_order_and_z_up(tmp_path):
     a, b, c = 30.0, -45.0, 60.0
     path = two_joint_bvh(tmp_path, ["Xrotation", "Yrotation", "Zrotation", "Xposition", "Yposition", "Zposition"],
                          [a, b, c, 1, 2, 3])
-    q = convert(path, tmp_path).frames[0, 3:7]
+    q = convert(path, tmp_path, "--ground", "false").frames[0, 3:7]
     rx = np.array([[1, 0, 0], [0, math.cos(math.radians(a)), -math.sin(math.radians(a))],
                    [0, math.sin(math.radians(a)), math.cos(math.radians(a))]])
     ry = np.array([[math.cos(math.radians(b)), 0, math.sin(math.radians(b))], [0, 1, 0],
@@ -142,7 +142,7 @@ def test_euler_channel_order_and_z_up(tmp_path):
                    [math.sin(math.radians(c)), math.cos(math.radians(c)), 0], [0, 0, 1]])
     from util.math_util import quat_to_matrix
     assert np.allclose(quat_to_matrix(q), rx @ ry @ rz)
-    zup = convert(path, tmp_path, "--up", "z").frames[0]
+    zup = convert(path, tmp_path, "--up", "z", "--scale", "1", "--ground", "false").frames[0]
     assert np.allclose(zup[:3], [1, 3, -2])    # (x, y, z) z-up -> (x, z, -y) y-up
 
 
@@ -184,3 +184,160 @@ def test_converted_clip_builds_the_kin_char_scene(tmp_path):
                                   "--motion_file", str(tmp_path / "out.txt")]))
     env.update(0.5)
     assert np.allclose(env.scene.kin_char.pose, motion.calc_frame(0.5))
+
+
+# ---- a CMU-style skeleton made from a shipped clip ----
+
+# (BVH joint, parent, character joint whose rest offset it takes a part of, that part); the joint
+# maps to a character joint through data/bvh/cmu_joint_map.json when it ends the bone (part 1 or
+# the last part). Extra joints on the way (LHipJoint, LowerBack, Spine, Neck, Neck1, the collars)
+# and toes have no character joint.
+CMU_BONES = [("Hips", None, "root", 1.0),
+             ("LowerBack", "Hips", "chest", 0.3), ("Spine", "LowerBack", "chest", 0.3),
+             ("Spine1", "Spine", "chest", 0.4), ("Neck", "Spine1", "neck", 0.5), ("Neck1", "Neck", "neck", 0.3),
+             ("Head", "Neck1", "neck", 0.2)]
+for side, s in (("Left", "left"), ("Right", "right")):
+    CMU_BONES += [(f"{side[0]}HipJoint", "Hips", f"{s}_hip", 0.5), (f"{side}UpLeg", f"{side[0]}HipJoint", f"{s}_hip", 0.5),
+                  (f"{side}Leg", f"{side}UpLeg", f"{s}_knee", 1.0), (f"{side}Foot", f"{side}Leg", f"{s}_ankle", 1.0),
+                  (f"{side}ToeBase", f"{side}Foot", None, 1.0),
+                  (f"{side}Shoulder", "Spine1", f"{s}_shoulder", 0.4), (f"{side}Arm", f"{side}Shoulder", f"{s}_shoulder", 0.6),
+                  (f"{side}ForeArm", f"{side}Arm", f"{s}_elbow", 1.0), (f"{side}Hand", f"{side}ForeArm", f"{s}_wrist", 1.0)]
+CMU_UNITS = 110.0           # centimetres of an actor 10% taller than the character
+TOE = np.array([0.12, -0.05, 0.0])
+
+
+def cmu_bvh_text(motion):
+    """The clip on a CMU-named skeleton in T-pose (arms along the shoulder line at rest), z-up, in
+    CMU_UNITS per metre. Each mapped BVH joint's world rotation is its character joint's times the
+    inverse of its rest rotation T (the T-pose turn for the arm joints, identity elsewhere), so that
+    the retargeting (which takes T out again from the rest bone directions) gives back the clip."""
+    from env.anim.kin_character import KinCharacter
+    from util import math_util as mu
+    ids = {j.name: j.id for j in CHAR.joints}
+    parent_joint = {name: parent for name, parent, _, _ in CMU_BONES}
+    turn = {}
+    for s in ("left", "right"):
+        lateral = np.sign(CHAR.joints[ids[f"{s}_shoulder"]].attach_pt[2]) * np.array([0.0, 0.0, 1.0])
+        q = bvh._shortest_rotation(np.array([0.0, -1.0, 0.0]), lateral)
+        turn.update({f"{s}_shoulder": q, f"{s}_elbow": q, f"{s}_wrist": q})
+    ident = mu.quat_identity()
+    zup = mu.quat_conj(bvh._Z_UP_TO_Y_UP)          # y-up -> z-up
+
+    def rest_turn_of_parent(name):
+        """The rest rotation of the bone this joint's offset lies on: T of its character joint's
+        parent (identity for the root and the toes, which hang off the feet)."""
+        char = next(c for n, _, c, _ in CMU_BONES if n == name)
+        parent = CHAR.joints[ids[char]].parent if char else -1
+        return turn.get(CHAR.joints[parent].name, ident) if parent >= 0 else ident
+
+    lines, order = ["HIERARCHY"], []
+
+    def write(name, depth):
+        _, parent, char, part = next(b for b in CMU_BONES if b[0] == name)
+        pad = "  " * depth
+        offset = np.zeros(3) if parent is None else (
+            TOE if char is None else part * CHAR.joints[ids[char]].attach_pt)
+        offset = mu.quat_rotate(zup, mu.quat_rotate(rest_turn_of_parent(name), offset) * CMU_UNITS)
+        lines.append(f"{pad}{'ROOT' if parent is None else 'JOINT'} {name}")
+        lines.append(pad + "{")
+        lines.append(f"{pad}  OFFSET {offset[0]:.12g} {offset[1]:.12g} {offset[2]:.12g}")
+        chans = ("Xposition Yposition Zposition " if parent is None else "") + "Zrotation Yrotation Xrotation"
+        lines.append(f"{pad}  CHANNELS {len(chans.split())} {chans}")
+        order.append(name)
+        children = [n for n, p, _, _ in CMU_BONES if p == name]
+        for child in children:
+            write(child, depth + 1)
+        if not children:
+            lines.extend([f"{pad}  End Site", pad + "  {", f"{pad}    OFFSET 0 {0.1 * CMU_UNITS:.6g} 0", pad + "  }"])
+        lines.append(pad + "}")
+
+    write("Hips", 0)
+    world_rots = KinCharacter(CHAR).calc_joint_world(motion.frames)[1]
+    mapped = {n: c for n, _, c, part in CMU_BONES
+              if c is not None and (part == 1.0 or n in ("Spine1", "Head", "LeftUpLeg", "RightUpLeg", "LeftArm", "RightArm"))}
+    lines += ["MOTION", f"Frames: {motion.num_frames}", f"Frame Time: {motion.frame_durations[0]:.12g}"]
+    for f, pose in enumerate(motion.frames):
+        world, row = {}, []
+        for name in order:
+            parent = parent_joint[name]
+            if name in mapped:
+                g = world_rots[f, ids[mapped[name]]]
+                world[name] = mu.quat_mul(g, mu.quat_conj(turn.get(mapped[name], ident)))
+            else:
+                world[name] = world[parent]
+            local = world[name] if parent is None else mu.quat_mul(mu.quat_conj(world[parent]), world[name])
+            local = mu.quat_mul(mu.quat_mul(zup, local), mu.quat_conj(zup))
+            if parent is None:
+                row += list(mu.quat_rotate(zup, pose[:3] * CMU_UNITS))
+            row += bvh.quat_to_euler_zyx(local)
+        lines.append(" ".join(f"{v:.12g}" for v in row))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("clip", ["humanoid3d_walk", "humanoid3d_cartwheel"])
+def test_cmu_skeleton_retargets_to_the_source_joint_positions(tmp_path, capsys, clip):
+    """The map is picked from the names, the scale from the legs (1/110), the file is z-up with a
+    T-pose rest: every character joint lands where the source clip (grounded the same way) has it."""
+    from env.anim.kin_character import KinCharacter
+    src = Motion.load(f"data/motions/{clip}.txt", CHAR)
+    path = tmp_path / "cmu.bvh"
+    path.write_text(cmu_bvh_text(src))
+    out = convert(path, tmp_path, "--up", "z")
+    printed = capsys.readouterr().out
+    assert "joint map data/bvh/cmu_joint_map.json (picked): 13 of 13 character joints" in printed
+    assert f"scale {1 / CMU_UNITS:.6g}" in printed
+    assert ("warning: BVH joints with no character joint (their rotation is carried by the next mapped one): "
+            "LowerBack, Spine, Neck, Neck1, LeftShoulder, RightShoulder, LHipJoint, LeftToeBase, RHipJoint, "
+            "RightToeBase") in printed
+    kin = KinCharacter(CHAR)
+    expected, _ = bvh.ground_poses(src.frames, CHAR)
+    err = np.linalg.norm(kin.calc_joint_world(out.frames)[0] - kin.calc_joint_world(expected)[0], axis=-1)
+    per_joint = {j.name: (float(err[:, j.id].max()), float(err[:, j.id].mean())) for j in CHAR.joints}
+    print(f"{clip}: per-joint position error max/mean (m):",
+          ", ".join(f"{k} {a:.1e}/{b:.1e}" for k, (a, b) in per_joint.items()))
+    assert err.max() < 1e-6, per_joint
+    _, shift = bvh.ground_poses(out.frames, CHAR)
+    assert abs(shift) < 1e-9                         # the clip is on the ground
+
+
+def test_resampling_halves_the_frame_time_with_slerp(tmp_path):
+    src = Motion.load("data/motions/humanoid3d_walk.txt", CHAR)
+    script("motion_to_bvh")(["data/motions/humanoid3d_walk.txt", str(tmp_path / "walk.bvh")])
+    dt = src.frame_durations[0]
+    out = convert(tmp_path / "walk.bvh", tmp_path, "--frame_time", str(dt / 2), "--ground", "false", "--scale", "1")
+    assert out.num_frames == 2 * src.num_frames - 1
+    assert np.allclose(out.frame_durations, dt / 2)
+    np.testing.assert_allclose(out.frames[2], src.frames[1], atol=1e-6)
+    mid = out.frames[1]
+    np.testing.assert_allclose(mid[:3], 0.5 * (src.frames[0, :3] + src.frames[1, :3]), atol=1e-9)
+    q0, q1 = src.frames[0, 3:7], src.frames[1, 3:7]
+    half = np.arccos(np.clip(abs(q0 @ q1), -1, 1))
+    slerp = (np.sin(0.5 * half) * (q0 + np.sign(q0 @ q1) * q1)) / np.sin(half)
+    assert min(np.abs(mid[3:7] - slerp).max(), np.abs(mid[3:7] + slerp).max()) < 1e-6
+
+
+def test_map_auto_selection_and_missing_joints_named(tmp_path, capsys):
+    """Mixamo/Hips names pick the default map; the joints the file lacks are named once."""
+    path = two_joint_bvh(tmp_path, ["Xposition", "Yposition", "Zposition"], [0, 90, 0])
+    convert(path, tmp_path)
+    printed = capsys.readouterr().out
+    assert "joint map data/bvh/default_joint_map.json (picked): 4 of 13 character joints" in printed
+    assert ("warning: character joints with no BVH joint (they follow their parent): neck, right_ankle, "
+            "right_shoulder, right_elbow, left_hip, left_knee, left_ankle, left_shoulder, left_elbow") in printed
+
+
+def test_given_joint_map_and_its_alias(tmp_path, capsys):
+    path = two_joint_bvh(tmp_path, ["Xposition", "Yposition", "Zposition"], [0, 90, 0])
+    for option in ("--joint_map", "--map"):
+        convert(path, tmp_path, option, "data/bvh/cmu_joint_map.json")
+        assert "joint map data/bvh/cmu_joint_map.json: 4 of 13" in capsys.readouterr().out
+
+
+def test_scale_cannot_be_inferred_without_legs(tmp_path, capsys):
+    path = two_joint_bvh(tmp_path, ["Xposition", "Yposition", "Zposition"], [0, 90, 0])
+    path.write_text(path.read_text().replace("RightUpLeg", "Thigh").replace("RightLeg", "Shin"))
+    main = script("bvh_to_motion")
+    assert run_main(lambda: main([str(path), str(tmp_path / "o.txt")]), "bvh_to_motion.py") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"bvh_to_motion.py: error: {path}: cannot infer the scale (no mapped hip-knee-ankle bones): "
+                   "give --scale"]

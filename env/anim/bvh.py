@@ -16,6 +16,20 @@ about its z axis, 2 atan2(q_z, q_w). Several BVH joints mapped to one character 
 deepest in the hierarchy wins (CMU Spine, Spine1 -> chest uses Spine1). A "prefix:" on BVH joint
 names (Mixamo's mixamorig:) is ignored for the mapping. Units: values times `scale` are metres.
 A z-up file is turned y-up by the rotation (x, y, z) -> (x, z, -y).
+
+Without a given map, the shipped map (JOINT_MAPS) that reaches the most character joints is used,
+ties going to the one that recognises more of the file's joints (select_joint_map). Without a
+given scale, it is the character's leg length over the file's (hip-knee and knee-ankle, from the
+rest offsets along the chain, so any rest pose works: infer_scale). ground_poses then sets the
+lowest point of the character's collision shapes over the clip on the ground; resample_poses
+changes the frame time (linear root position and angles, slerp of the quaternions).
+
+Parser: our own (read_bvh, some 90 lines: token-based, so any line layout; every error one line
+with the file and line number, fuzzed in tests/test_fuzz_inputs.py). Checked on PyPI in
+2026-11: bvhio 1.5.4 (maintained, pure Python) pins pyglm==2.8.2 and spatial-transform==1.3.3
+exactly, which would fix those versions for every user, and reads line by line ("First line must
+be only HIERARCHY") raising SyntaxError without the file; bvh 0.3 is unmaintained (three
+releases, no validation of frame sizes); pymotion on PyPI is an empty placeholder (0.0.0).
 """
 import json
 import math
@@ -27,8 +41,14 @@ import numpy as np
 
 from env.anim.character import JointType
 from util import math_util
+from util.paths import resolve_data_path
 
 DEFAULT_JOINT_MAP = "data/bvh/default_joint_map.json"
+# The shipped maps select_joint_map chooses from: Mixamo-style names, and the CMU database's
+# (the cgspeed BVH conversion's Hips/LowerBack/LeftUpLeg..., the DAZ-friendly hip/abdomen/lThigh...).
+JOINT_MAPS = (DEFAULT_JOINT_MAP, "data/bvh/cmu_joint_map.json")
+LEG_BONES = (("right_hip", "right_knee"), ("right_knee", "right_ankle"),
+             ("left_hip", "left_knee"), ("left_knee", "left_ankle"))
 _AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 _Z_UP_TO_Y_UP = math_util.quat_from_axis_angle([1.0, 0.0, 0.0], -0.5 * math.pi)
 
@@ -184,19 +204,102 @@ def load_joint_map(path):
     return data
 
 
-def bvh_to_frames(bvh, char_desc, joint_map, scale=1.0, up="y", path="<bvh>"):
-    """(N, pose_size) character poses from a parsed BVH (see the module docstring)."""
-    if up not in ("y", "z"):
-        raise BvhError(f"{path}: up axis {up!r} is not y or z")
+def _map_name(joint_map, name):
+    return joint_map.get(name.split(":")[-1])
+
+
+def mapped_joints(bvh, char_desc, joint_map, path="<bvh>"):
+    """{character joint id: index of its BVH joint} (several BVH joints to one: the deepest)."""
     char_ids = {j.name: j.id for j in char_desc.joints}
     bad = sorted(set(joint_map.values()) - set(char_ids))
     if bad:
         raise BvhError(f"{path}: joint map names unknown character joint(s) {bad}")
     bvh_of = {}
     for index, joint in enumerate(bvh.joints):
-        target = joint_map.get(joint.name.split(":")[-1])
+        target = _map_name(joint_map, joint.name)
         if target is not None:
             bvh_of[char_ids[target]] = index   # deepest (listed last) wins
+    return bvh_of
+
+
+def select_joint_map(bvh, char_desc, candidates=JOINT_MAPS):
+    """(path, map) of the candidate reaching the most character joints, then recognising the most
+    BVH joints (the first on a tie)."""
+    def score(joint_map):
+        names = sum(_map_name(joint_map, j.name) is not None for j in bvh.joints)
+        return len(mapped_joints(bvh, char_desc, joint_map)), names
+
+    loaded = [(path, load_joint_map(str(resolve_data_path(path)))) for path in candidates]
+    return max(loaded, key=lambda item: score(item[1]))
+
+
+def unmapped_names(bvh, char_desc, joint_map):
+    """(BVH joints no character joint takes, movable character joints with no BVH joint)."""
+    bvh_of = mapped_joints(bvh, char_desc, joint_map)
+    used = set(bvh_of.values())
+    ignored = [j.name for i, j in enumerate(bvh.joints) if i not in used]
+    missing = [j.name for j in char_desc.joints if j.id not in bvh_of and j.type is not JointType.FIXED]
+    return ignored, missing
+
+
+def _chain_length(bvh, ancestor, joint):
+    """Sum of the rest offsets from BVH joint `ancestor` down to `joint` (None if not below it)."""
+    length = 0.0
+    while joint != ancestor:
+        if joint < 0:
+            return None
+        length += float(np.linalg.norm(bvh.joints[joint].offset))
+        joint = bvh.joints[joint].parent
+    return length
+
+
+def infer_scale(bvh, char_desc, joint_map, path="<bvh>"):
+    """(scale, character leg length, BVH leg length): BVH units to metres so that the file's legs
+    (LEG_BONES found in both) are as long as the character's."""
+    bvh_of = mapped_joints(bvh, char_desc, joint_map, path)
+    ids = {j.name: j.id for j in char_desc.joints}
+    char_len = bvh_len = 0.0
+    for upper, lower in LEG_BONES:
+        a, b = ids.get(upper), ids.get(lower)
+        if a in bvh_of and b in bvh_of and char_desc.joints[b].parent == a:
+            length = _chain_length(bvh, bvh_of[a], bvh_of[b])
+            if length:
+                char_len += float(np.linalg.norm(char_desc.joints[b].attach_pt))
+                bvh_len += length
+    if bvh_len == 0.0:
+        raise BvhError(f"{path}: cannot infer the scale (no mapped hip-knee-ankle bones): give --scale")
+    return char_len / bvh_len, char_len, bvh_len
+
+
+def ground_poses(poses, char_desc, ground_height=0.0):
+    """(poses with the root moved up or down, the shift): the lowest point of the character's
+    collision shapes over the whole clip on the ground."""
+    from types import SimpleNamespace
+
+    from env.anim.kin_character import KinCharacter
+    from env.sim.sim_character import body_aabbs
+    pos, rot = KinCharacter(char_desc).calc_body_world(poses)
+    lowest = min(body_aabbs(char_desc, SimpleNamespace(pos=p, rot=r))[0][:, 1].min() for p, r in zip(pos, rot))
+    shift = ground_height - lowest
+    grounded = np.array(poses, dtype=float)
+    grounded[:, 1] += shift
+    return grounded, shift
+
+
+def resample_poses(poses, frame_time, new_frame_time, char_desc):
+    """The clip at new_frame_time per frame over the same duration (Motion.calc_frame: linear root
+    position and angles, slerp of the quaternions); the last frame is the last whole step."""
+    from env.anim.motion import Motion
+    motion = Motion(poses, np.full(len(poses), frame_time), "none", char_desc)
+    count = int(math.floor(motion.duration / new_frame_time + 1e-9)) + 1
+    return np.array([motion.calc_frame(k * new_frame_time) for k in range(count)])
+
+
+def bvh_to_frames(bvh, char_desc, joint_map, scale=1.0, up="y", path="<bvh>"):
+    """(N, pose_size) character poses from a parsed BVH (see the module docstring)."""
+    if up not in ("y", "z"):
+        raise BvhError(f"{path}: up axis {up!r} is not y or z")
+    bvh_of = mapped_joints(bvh, char_desc, joint_map, path)
     if 0 not in bvh_of:
         raise BvhError(f"{path}: no BVH joint maps to the character's root {char_desc.joints[0].name!r}")
     conv = _Z_UP_TO_Y_UP if up == "z" else math_util.quat_identity()
