@@ -176,14 +176,8 @@ def test_truncated_motion_names_the_file(tmp_path):
 
 
 def test_converted_clip_builds_the_kin_char_scene(tmp_path):
-    from env.deepmimic_env import DeepMimicEnv
-    from util.arg_parser import load_args
     script("motion_to_bvh")(["data/motions/humanoid3d_walk.txt", str(tmp_path / "walk.bvh")])
-    motion = convert(tmp_path / "walk.bvh", tmp_path)
-    env = DeepMimicEnv(load_args(["--scene", "kin_char", "--character_file", "data/characters/humanoid3d.txt",
-                                  "--motion_file", str(tmp_path / "out.txt")]))
-    env.update(0.5)
-    assert np.allclose(env.scene.kin_char.pose, motion.calc_frame(0.5))
+    play_in_kin_char(tmp_path / "out.txt", convert(tmp_path / "walk.bvh", tmp_path))
 
 
 # ---- a CMU-style skeleton made from a shipped clip ----
@@ -298,6 +292,18 @@ def test_cmu_skeleton_retargets_to_the_source_joint_positions(tmp_path, capsys, 
     assert err.max() < 1e-6, per_joint
     _, shift = bvh.ground_poses(out.frames, CHAR)
     assert abs(shift) < 1e-9                         # the clip is on the ground
+    play_in_kin_char(tmp_path / "out.txt", out)
+
+
+def play_in_kin_char(clip_path, motion, steps=4, dt=0.1):
+    """The kin_char scene plays the clip: after each step its pose is the clip's at that time."""
+    from env.deepmimic_env import DeepMimicEnv
+    from util.arg_parser import load_args
+    env = DeepMimicEnv(load_args(["--scene", "kin_char", "--character_file", "data/characters/humanoid3d.txt",
+                                  "--motion_file", str(clip_path)]))
+    for step in range(1, steps + 1):
+        env.update(dt)
+        assert np.allclose(env.scene.kin_char.pose, motion.calc_frame(step * dt))
 
 
 def test_resampling_halves_the_frame_time_with_slerp(tmp_path):
