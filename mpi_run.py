@@ -134,7 +134,7 @@ def run_mpiexec(cmd):
     exit status to 128 + the signal; a second one ends the job at once (SIGKILL to its session).
     The ranks' stderr goes through filter_rank_stderr."""
     proc = subprocess.Popen(cmd, env=mpiexec_env(), start_new_session=True, stderr=subprocess.PIPE,
-                            text=True, bufsize=1)
+                            text=True, errors="replace", bufsize=1)
     received = []
 
     def on_signal(signum, frame):
