@@ -47,7 +47,7 @@ def main(argv=None):
     else:
         map_path, joint_map = bvh.select_joint_map(data, char_desc)
     ignored, missing = bvh.unmapped_names(data, char_desc, joint_map)
-    num_movable = sum(j.type.value != "fixed" for j in char_desc.joints)
+    num_movable = len(bvh.movable_joints(char_desc))
     print(f"joint map {map_path}{'' if args.joint_map else ' (picked)'}: {num_movable - len(missing)} of "
           f"{num_movable} character joints")
     if ignored:

@@ -238,8 +238,13 @@ def unmapped_names(bvh, char_desc, joint_map):
     bvh_of = mapped_joints(bvh, char_desc, joint_map)
     used = set(bvh_of.values())
     ignored = [j.name for i, j in enumerate(bvh.joints) if i not in used]
-    missing = [j.name for j in char_desc.joints if j.id not in bvh_of and j.type is not JointType.FIXED]
+    missing = [j.name for j in movable_joints(char_desc) if j.id not in bvh_of]
     return ignored, missing
+
+
+def movable_joints(char_desc):
+    """The character's joints that are not fixed (the ones a pose moves)."""
+    return [j for j in char_desc.joints if j.type is not JointType.FIXED]
 
 
 def _chain_length(bvh, ancestor, joint):

@@ -13,7 +13,6 @@ are not judged. PASS when, over the --iters iterations after the warm-up, reside
 less than 5% and the descriptor count stays constant.
 """
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -23,6 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
+
+from tests.bench.learning_check import write_json  # noqa: E402
 
 ARG_FILE = ROOT / "args/train_humanoid3d_walk_args.txt"
 AGENT_FILE = "data/agents/ct_agent_humanoid_ppo.txt"
@@ -70,12 +71,6 @@ def measure(iters, warmup, batch, int_output_iters, out_dir, seed=1):
               "series": series}
     result["pass"] = result["rss_growth"] < MAX_RSS_GROWTH and result["fds_min"] == result["fds_max"]
     return result
-
-
-def write_json(path, result):
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(json.dumps(result, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def main(argv=None):
