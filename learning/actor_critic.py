@@ -2,7 +2,8 @@
 
 Inputs are [normalised state] or [normalised state, normalised goal] (float32). The actor gives
 the mean of a diagonal Gaussian in normalised action units (the agent un-normalises with a_norm);
-its log-std is a non-trainable variable set to log(Noise). The critic gives the raw value.
+its log-std is a variable set to log(Noise), fixed (DeepMimic's PPO) unless learn_std (GAIL's TRPO
+step trains it, as its reference does). The critic gives the raw value.
 Every function exists in TF (training, batches) and as a numpy mirror (one decision at a time),
 refreshed from the variables by `refresh_mirror()` after each update.
 
@@ -21,13 +22,14 @@ CRITIC_SCOPE = "agent/main/critic"
 
 
 class GaussianHead(Net):
-    """Mean layer (kernel uniform +-init_output_scale, zero bias) and a fixed log-std."""
+    """Mean layer (kernel uniform +-init_output_scale, zero bias) and a state-independent log-std
+    (trainable only when learn_std)."""
 
-    def __init__(self, in_size, action_size, init_output_scale, noise, scope):
+    def __init__(self, in_size, action_size, init_output_scale, noise, scope, learn_std=False):
         super().__init__(scope)
         self.mean = self.add_dense("mean", in_size, action_size, uniform_init(init_output_scale))
         self.logstd_name = f"{scope}/logstd/bias"
-        self.add_variable(self.logstd_name, np.full(action_size, np.log(noise)), trainable=False)
+        self.add_variable(self.logstd_name, np.full(action_size, np.log(noise)), trainable=learn_std)
 
     def forward(self, ops, params, inputs):
         return self.dense(ops, params, self.mean, inputs[0])
@@ -43,10 +45,11 @@ class ValueHead(Net):
 
 
 class ActorCritic:
-    def __init__(self, actor_net, critic_net, input_sizes, action_size, init_output_scale, noise):
+    def __init__(self, actor_net, critic_net, input_sizes, action_size, init_output_scale, noise,
+                 learn_std=False):
         self.actor_trunk = build_net(actor_net, input_sizes, ACTOR_SCOPE)
         self.actor_head = GaussianHead(self.actor_trunk.out_size, action_size, init_output_scale,
-                                       noise, f"{ACTOR_SCOPE}/dist_gauss_diag")
+                                       noise, f"{ACTOR_SCOPE}/dist_gauss_diag", learn_std)
         self.critic_trunk = build_net(critic_net, input_sizes, CRITIC_SCOPE)
         self.critic_head = ValueHead(self.critic_trunk.out_size, CRITIC_SCOPE)
         self.actor_nets = (self.actor_trunk, self.actor_head)

@@ -32,8 +32,11 @@ PolicyStep "TRPO" (the paper's): on the exploratory samples, advantages standard
 surrogate L = -mean(exp(logp - logp_old) A); one trust-region step (learning/solvers/trpo.py) with
 the KL of the Gaussian policy (mean KL(old || new) over the samples) as constraint, TRPOMaxKL,
 damping TRPODamping, TRPOCGIters CG iterations, Fisher-vector products on a TRPOFVPSubsample
-fraction of this rank's samples (all averaged over ranks), TRPOLineSearchSteps trials. The policy's
-log-std stays the agent file's Noise (as in PPO here; the reference trains it). Then the value
+fraction of this rank's samples (all averaged over ranks), TRPOLineSearchSteps trials. With
+TRPOLearnStd (default, as the reference) the policy's state-independent log-std is one of the step's
+parameters: it starts at log(Noise) of ExpParamsBeg, the KL is the full Gaussian one, it is saved in
+agent/main/actor/dist_gauss_diag/logstd/bias and logged as Action_Std (its mean std); without it
+the log-std stays log(Noise), as in PPO. Then the value
 function: the critic takes one more input, the time feature k / TRPOTimeHorizon (k the decision's
 index in its episode), and takes one trust-region step on 0.5 mean (V - R)^2 / var(R) subject to
 0.5 mean (V - V_old)^2 / var(R) <= TRPOValueMaxKL (var over all ranks' targets: the reference
@@ -57,7 +60,7 @@ from learning.agent_config import ConfigError, PPOAgentConfig, key
 from learning.amp_util import grad_penalty
 from learning.demos import load_demos_for
 from learning.gail_util import (DISC_REWARDS, disc_reward, fisher_vector_product, flat_concat,
-                                gail_disc_loss, gaussian_kl_fixed_std, get_flat, set_flat)
+                                gail_disc_loss, gaussian_kl, get_flat, set_flat)
 from learning.losses import gaussian_logp
 from learning.nets.net import Net, glorot_uniform
 from learning.nets.net_builder import build_net
@@ -99,6 +102,7 @@ class GAILAgentConfig(PPOAgentConfig):
     trpo_line_search_steps: int = key("TRPOLineSearchSteps", 10)
     trpo_value_max_kl: float = key("TRPOValueMaxKL", 0.01)
     trpo_time_horizon: float = key("TRPOTimeHorizon", 600.0)
+    trpo_learn_std: bool = key("TRPOLearnStd", True)
 
     def problems(self):
         yield from super().problems()
@@ -149,8 +153,8 @@ class GAILDiscriminator(Net):
 class TimeFeatureActorCritic(ActorCritic):
     """ActorCritic whose critic takes one more input after the others: the time feature."""
 
-    def __init__(self, actor_net, critic_net, input_sizes, action_size, init_output_scale, noise):
-        super().__init__(actor_net, critic_net, input_sizes, action_size, init_output_scale, noise)
+    def __init__(self, actor_net, critic_net, input_sizes, action_size, init_output_scale, noise, learn_std):
+        super().__init__(actor_net, critic_net, input_sizes, action_size, init_output_scale, noise, learn_std)
         for net in self.critic_nets:
             for name in net.variables:
                 del self.variables[name]
@@ -214,7 +218,7 @@ class GAILAgent(PPOAgent):
         if self.use_trpo:
             self.model = TimeFeatureActorCritic(cfg.actor_net, cfg.critic_net, self._input_sizes(),
                                                 self.get_action_size(), cfg.actor_init_output_scale,
-                                                self.exp_params_curr.noise)
+                                                self.exp_params_curr.noise, cfg.trpo_learn_std)
             self._critic_tf = tf.function(lambda inputs: self.model.critic(list(inputs)),
                                           input_signature=[self._critic_spec()])
         else:
@@ -266,16 +270,16 @@ class GAILAgent(PPOAgent):
                 loss = surrogate(inputs, norm_a, old_logp, adv)
             return loss, flat_concat(tape.gradient(loss, model.actor_vars))
 
-        @tf.function(input_signature=[in_spec, act, vec, vec, act])
-        def surrogate_kl(inputs, norm_a, old_logp, adv, old_mean):
+        @tf.function(input_signature=[in_spec, act, vec, vec, act, flat])
+        def surrogate_kl(inputs, norm_a, old_logp, adv, old_mean, old_logstd):
             return (surrogate(inputs, norm_a, old_logp, adv),
-                    gaussian_kl_fixed_std(old_mean, model.actor_mean(list(inputs)), model.logstd))
+                    gaussian_kl(old_mean, old_logstd, model.actor_mean(list(inputs)), model.logstd))
 
         @tf.function(input_signature=[in_spec, flat])
         def actor_fvp(inputs, v):
             def kl():
                 mean = model.actor_mean(list(inputs))
-                return gaussian_kl_fixed_std(tf.stop_gradient(mean), mean, model.logstd)
+                return gaussian_kl(tf.stop_gradient(mean), tf.stop_gradient(model.logstd), mean, model.logstd)
             return fisher_vector_product(model.actor_vars, kl)(v)
 
         def value_terms(inputs, tar, old_vals, inv_var):
@@ -418,6 +422,7 @@ class GAILAgent(PPOAgent):
         log("Actor_Loss", policy.loss)        # the surrogate after the step (before: -mean A = 0)
         log("KL", policy.kl)
         log("Line_Search_Steps", policy.steps)
+        log("Action_Std", float(np.mean(self.model.std_np)))
         log("Value_KL", value.kl)
         log("Value_Line_Search_Steps", value.steps)
         log("Adv_Mean", adv_mean)
@@ -452,14 +457,15 @@ class GAILAgent(PPOAgent):
         inputs = self._batch_inputs(slots)
         norm_a = self.a_norm.normalize(self.replay_buffer.get("actions", slots)).astype(np.float32)
         old_mean = model.actor_mean(list(inputs))
-        old_logp = gaussian_logp(norm_a, old_mean, model.logstd)
+        old_logstd = tf.constant(model.logstd.numpy())
+        old_logp = gaussian_logp(norm_a, old_mean, old_logstd)
         adv = adv.astype(np.float32)
         sub = self._fvp_subsample(len(slots))
         sub_inputs = tuple(x[sub] for x in inputs)
         return self._trust_region(
             self.actor_solver, model.actor_vars,
             lambda: self._surrogate_grad(inputs, norm_a, old_logp, adv),
-            lambda: self._surrogate_kl(inputs, norm_a, old_logp, adv, old_mean),
+            lambda: self._surrogate_kl(inputs, norm_a, old_logp, adv, old_mean, old_logstd),
             lambda v: self._actor_fvp(sub_inputs, v), self.config.trpo_max_kl)
 
     def _trpo_value_step(self, slots, targets):

@@ -41,9 +41,14 @@ def disc_reward(logits, reward_type, scale):
     return DISC_REWARDS[reward_type][0](np.asarray(logits, dtype=np.float64)) * scale
 
 
-def gaussian_kl_fixed_std(old_mean, new_mean, logstd):
-    """mean over samples of KL(N(old, s^2) || N(new, s^2)) = 0.5 sum ((old - new) / s)^2."""
-    return 0.5 * tf.reduce_mean(tf.reduce_sum(tf.square((old_mean - new_mean) / tf.exp(logstd)), axis=-1))
+def gaussian_kl(old_mean, old_logstd, new_mean, new_logstd):
+    """mean over samples of KL(N(old_mean, s_old^2) || N(new_mean, s_new^2)) for diagonal Gaussians:
+    sum over dimensions of log(s_new / s_old) + (s_old^2 + (old_mean - new_mean)^2) / (2 s_new^2) - 1/2
+    (= 0.5 sum ((old_mean - new_mean) / s)^2 when both stds are s)."""
+    var_ratio = tf.exp(2.0 * (old_logstd - new_logstd))
+    per_dim = (new_logstd - old_logstd + 0.5 * var_ratio - 0.5
+               + 0.5 * tf.square(old_mean - new_mean) * tf.exp(-2.0 * new_logstd))
+    return tf.reduce_mean(tf.reduce_sum(per_dim, axis=-1))
 
 
 def flat_concat(tensors):

@@ -22,8 +22,8 @@ register_small_net()
 
 DISC_COLUMNS = ["Disc_Loss", "Disc_Acc_Expert", "Disc_Acc_Agent", "Disc_Entropy", "Disc_Reward_Mean",
                 "Disc_Reward_Std", "Disc_Reward_Expert", "Grad_Penalty"]
-TRPO_COLUMNS = ["Critic_Loss", "Actor_Loss", "KL", "Line_Search_Steps", "Value_KL", "Value_Line_Search_Steps",
-                "Adv_Mean", "Adv_Std"]
+TRPO_COLUMNS = ["Critic_Loss", "Actor_Loss", "KL", "Line_Search_Steps", "Action_Std", "Value_KL",
+                "Value_Line_Search_Steps", "Adv_Mean", "Adv_Std"]
 
 
 def softplus(x):
@@ -202,6 +202,12 @@ def test_training_rewards_logs_checkpoint_resume(tmp_path, demo_file, step):
     state_size = 4 + (1 if step == "TRPO" else 0)     # the time feature
     assert saved["agent/main/critic/0/dense/kernel"].shape[0] == state_size
     assert read_resume_state(out / "agent0_model.ckpt")["solver/disc/v0"].shape == (6, 32)
+    logstd = saved["agent/main/actor/dist_gauss_diag/logstd/bias"]
+    if step == "TRPO":     # learned by the trust-region step from log(Noise), logged as Action_Std
+        assert np.abs(logstd - np.log(agent.config.exp_params_beg.noise)).max() > 1e-3
+        assert col["Action_Std"][-1] == pytest.approx(np.exp(logstd).mean(), rel=1e-5)
+    else:
+        np.testing.assert_allclose(logstd, np.log(agent.config.exp_params_beg.noise), rtol=1e-6)
 
     resumed = make_world(tmp_path, demo_file, "--output_path", out, "--resume", "true", **extra).agents[0]
     assert resumed.iter == agent.iter
@@ -211,6 +217,7 @@ def test_training_rewards_logs_checkpoint_resume(tmp_path, demo_file, step):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(resumed.disc_norm.mean_sq, agent.disc_norm.mean_sq)
     assert resumed.disc_solver.iter == agent.disc_solver.iter
+    np.testing.assert_array_equal(resumed.model.logstd.numpy(), agent.model.logstd.numpy())
 
 
 def test_log_d_reward_and_terminal_values(tmp_path, demo_file):

@@ -1,12 +1,13 @@
 """TRPO maths (learning/solvers/trpo.py, the Fisher-vector product of learning/gail_agent.py):
-conjugate gradient against np.linalg.solve, the Fisher-vector product against an explicit Fisher
-matrix of tiny Gaussian policies, the step's KL under its bound after the line search, and the
-line search's backtracking and rejection."""
+conjugate gradient against np.linalg.solve, the Gaussian KL against hand values and sampling, the
+Fisher-vector product against an explicit Fisher matrix of tiny Gaussian policies (fixed and learned
+log-std), the step's KL under its bound after the line search, and the line search's backtracking
+and rejection."""
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from learning.gail_util import fisher_vector_product, flat_concat, gaussian_kl_fixed_std, get_flat, set_flat
+from learning.gail_util import fisher_vector_product, flat_concat, gaussian_kl, get_flat, set_flat
 from learning.solvers.trpo import conjugate_gradient, line_search, trust_region_step
 
 LOGSTD = tf.constant(np.log([0.5, 2.0]), tf.float32)
@@ -28,15 +29,39 @@ def test_conjugate_gradient_solves_spd_systems():
     assert np.linalg.norm(a @ x - b) < np.linalg.norm(b)
 
 
-class TinyPolicy:
-    """A Gaussian policy on 3-d inputs, 2-d actions, fixed std (0.5, 2): mean = W2 tanh(W1 x + b1) + b2
-    (hidden=True, 4 units) or W x + b."""
+def test_gaussian_kl_by_hand_and_by_sampling():
+    # KL(N(0, 1) || N(1, 2^2)) = log 2 + (1 + 1) / 8 - 1/2; equal stds: 0.5 ((m0 - m1) / s)^2
+    one = tf.constant([[0.0]])
+    assert float(gaussian_kl(one, tf.constant([0.0]), one + 1, tf.constant([np.log(2.0)], tf.float32))) \
+        == pytest.approx(np.log(2) + 0.25 - 0.5, rel=1e-6)
+    assert float(gaussian_kl(one, LOGSTD[:1], one + 0.3, LOGSTD[:1])) == pytest.approx(0.5 * (0.3 / 0.5) ** 2, rel=1e-5)
+    # 2-d, two samples: the mean over samples of E_old[log p_old - log p_new], estimated by sampling
+    rng = np.random.default_rng(0)
+    old_mean, new_mean = rng.normal(size=(2, 2)), rng.normal(size=(2, 2))
+    old_logstd, new_logstd = np.log([0.5, 2.0]), np.log([0.8, 1.5])
+    z = rng.normal(size=(400000, 2, 2))
+    x = old_mean + np.exp(old_logstd) * z
 
-    def __init__(self, hidden, seed=0):
+    def logp(x, mean, logstd):
+        return np.sum(-0.5 * ((x - mean) / np.exp(logstd)) ** 2 - logstd, axis=-1)
+
+    sampled = np.mean(logp(x, old_mean, old_logstd) - logp(x, new_mean, new_logstd))
+    exact = float(gaussian_kl(*(tf.constant(a, tf.float32) for a in (old_mean, old_logstd, new_mean, new_logstd))))
+    assert exact == pytest.approx(sampled, rel=0.02)
+
+
+class TinyPolicy:
+    """A Gaussian policy on 3-d inputs, 2-d actions: mean = W2 tanh(W1 x + b1) + b2 (hidden=True,
+    4 units) or W x + b; log-std log(0.5, 2), fixed or (learn_std) the last variable."""
+
+    def __init__(self, hidden, seed=0, learn_std=False):
         rng = np.random.default_rng(seed)
         shapes = [(3, 4), (4,), (4, 2), (2,)] if hidden else [(3, 2), (2,)]
         self.variables = [tf.Variable(rng.normal(size=s).astype(np.float32)) for s in shapes]
-        self.hidden = hidden
+        self.logstd = tf.Variable(LOGSTD) if learn_std else LOGSTD
+        if learn_std:
+            self.variables.append(self.logstd)
+        self.hidden, self.learn_std = hidden, learn_std
         self.x = tf.constant(rng.normal(size=(16, 3)), tf.float32)
 
     def mean(self, x=None):
@@ -47,22 +72,29 @@ class TinyPolicy:
         return x @ v[0] + v[1]
 
     def explicit_fisher(self):
-        """mean over inputs of J^T Sigma^-1 J, J = d mean / d params (per input)."""
+        """mean over inputs of J^T Sigma^-1 J, J = d mean / d (mean's params) (per input); with a
+        learned log-std, a block 2 I for it (the Fisher information of a Gaussian's log-std, no
+        cross terms with the mean)."""
+        mean_vars = self.variables[:-1] if self.learn_std else self.variables
         with tf.GradientTape() as tape:
             mean = self.mean()
-        jac = tape.jacobian(mean, self.variables)     # each (16, 2, *shape)
+        jac = tape.jacobian(mean, mean_vars)     # each (16, 2, *shape)
         jac = np.concatenate([j.numpy().reshape(16, 2, -1) for j in jac], axis=2).astype(np.float64)
         inv_var = np.exp(-2 * LOGSTD.numpy().astype(np.float64))
-        return np.einsum("nap,a,naq->pq", jac, inv_var, jac) / 16
+        fisher = np.einsum("nap,a,naq->pq", jac, inv_var, jac) / 16
+        if self.learn_std:
+            n = fisher.shape[0]
+            fisher = np.block([[fisher, np.zeros((n, 2))], [np.zeros((2, n)), 2 * np.eye(2)]])
+        return fisher
 
     def kl_constraint(self):
         mean = self.mean()
-        return gaussian_kl_fixed_std(tf.stop_gradient(mean), mean, LOGSTD)
+        return gaussian_kl(tf.stop_gradient(mean), tf.stop_gradient(self.logstd), mean, self.logstd)
 
 
-@pytest.mark.parametrize("hidden", [False, True])
-def test_fisher_vector_product_matches_explicit_fisher(hidden):
-    policy = TinyPolicy(hidden)
+@pytest.mark.parametrize("hidden,learn_std", [(False, False), (True, False), (True, True)])
+def test_fisher_vector_product_matches_explicit_fisher(hidden, learn_std):
+    policy = TinyPolicy(hidden, learn_std=learn_std)
     fisher = policy.explicit_fisher()
     fvp = fisher_vector_product(policy.variables, policy.kl_constraint)
     n = fisher.shape[0]
@@ -79,16 +111,16 @@ def trpo_problem(policy, seed=1):
     actions = tf.constant(old_mean + rng.normal(size=old_mean.shape) * np.exp(LOGSTD.numpy()), tf.float32)
     adv = tf.constant(rng.normal(size=16), tf.float32)
     old_mean = tf.constant(old_mean)
-    std = tf.exp(LOGSTD)
 
-    def logp(mean):
-        return -0.5 * tf.reduce_sum(tf.square((actions - mean) / std), axis=-1)
+    def logp(mean, logstd):
+        return tf.reduce_sum(-0.5 * tf.square((actions - mean) / tf.exp(logstd)) - logstd, axis=-1)
 
-    old_logp = logp(old_mean)
+    old_logp = logp(old_mean, LOGSTD)
 
     def loss_kl():
         mean = policy.mean()
-        return (-tf.reduce_mean(tf.exp(logp(mean) - old_logp) * adv), gaussian_kl_fixed_std(old_mean, mean, LOGSTD))
+        return (-tf.reduce_mean(tf.exp(logp(mean, policy.logstd) - old_logp) * adv),
+                gaussian_kl(old_mean, LOGSTD, mean, policy.logstd))
 
     with tf.GradientTape() as tape:
         loss, _ = loss_kl()
@@ -116,15 +148,19 @@ def test_trpo_step_on_a_linear_policy_reaches_the_trust_region():
     assert undamped.kl == pytest.approx(max_kl, rel=1e-3)
 
 
-def test_trpo_step_kl_stays_under_its_bound_after_the_line_search():
+@pytest.mark.parametrize("learn_std", [False, True])
+def test_trpo_step_kl_stays_under_its_bound_after_the_line_search(learn_std):
     """A tanh policy and a large max_kl: the quadratic model is wrong, and the accepted step's KL is
-    still under the rejection bound 2 max_kl."""
+    still under the rejection bound 2 max_kl (a learned log-std moves too)."""
     for max_kl in (0.01, 0.5, 2.0):
-        x0, grad, fvp, f = trpo_problem(TinyPolicy(hidden=True, seed=2), seed=3)
+        policy = TinyPolicy(hidden=True, seed=2, learn_std=learn_std)
+        x0, grad, fvp, f = trpo_problem(policy, seed=3)
         result = trust_region_step(x0, grad, fvp, f, max_kl, damping=0.1, cg_iters=10)
         assert result.accepted
         assert result.kl <= 2 * max_kl
         assert result.loss < result.loss_before
+        if learn_std:
+            assert np.abs(result.x[-2:] - x0[-2:]).max() > 1e-4     # the log-std is stepped too
 
 
 def test_line_search_backtracks_and_rejects():
