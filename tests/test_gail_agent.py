@@ -148,7 +148,8 @@ def test_project_agent_files():
         assert (cfg.disc_hidden_layers, cfg.disc_hidden_units, cfg.disc_activation, cfg.disc_stepsize,
                 cfg.disc_entropy_coef, cfg.disc_grad_penalty) == (2, 100, "tanh", 0.001, 0.001, 10)
     assert (trpo.trpo_max_kl, trpo.trpo_damping, trpo.trpo_cg_iters, trpo.trpo_fvp_subsample) == (0.01, 0.1, 10, 0.1)
-    assert trpo.exp_params_end.rate == 1
+    assert trpo.exp_params_end.rate == 1 and trpo.trpo_learn_std
+    assert ppo.exp_params_beg.noise == ppo.exp_params_end.noise == trpo.exp_params_beg.noise == 0.2
 
 
 # ---- training on the toy env ----
