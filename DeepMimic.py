@@ -9,7 +9,9 @@
 Viewer options (besides the world's): --headless; --record PATH (a video for .mp4/.mkv/.mov/
 .avi/.webm, else a folder of PNG frames); --record_seconds S (simulated seconds, default 5 with
 --record, else 0); --screenshot PATH (the last frame); --episodes N and --stats FILE (headless
-evaluation); --cam_track_mode xz|y|xyz|still|fixed; --msaa N (anti-aliasing samples, default 4).
+evaluation: per episode and in the summary, the reward, falls and, when the scene tracks a clip,
+the imitation metrics and successes; --success_body_pos_err M sets a success's bound on the mean
+body position error, default 0.08 m); --cam_track_mode xz|y|xyz|still|fixed; --msaa N (anti-aliasing samples, default 4).
 --record_demos FILE.npz with --episodes N: roll the agent out and write a demonstration dataset
 (learning/demos.py) instead of evaluating; --demo_actions mean|sample (default mean),
 --demo_ctrl_file (the training scene's controller file, whose layout the data is written in;
@@ -33,6 +35,7 @@ from util.cli import configure_process_env, run_main
 configure_process_env()  # thread caps (OPENBLAS_NUM_THREADS=1) before numpy is first imported
 
 from env.render.camera import TRACK_MODES  # noqa: E402
+from env.tracking_error import SUCCESS_BODY_POS_ERR  # noqa: E402
 from util.arg_parser import ArgError, load_args  # noqa: E402
 
 WIDTH, HEIGHT = 800, 450
@@ -53,6 +56,7 @@ class ViewerOptions:
     demo_actions: str = "mean"
     demo_ctrl_file: str = ""
     demo_episode_time: float = 0.0
+    success_body_pos_err: float = SUCCESS_BODY_POS_ERR
 
     @classmethod
     def parse(cls, args):
@@ -65,7 +69,10 @@ class ViewerOptions:
             msaa=args.parse_int("msaa", 4), record_demos=args.parse_string("record_demos"),
             demo_actions=args.parse_string("demo_actions", "mean"),
             demo_ctrl_file=args.parse_string("demo_ctrl_file"),
-            demo_episode_time=args.parse_float("demo_episode_time", 0.0))
+            demo_episode_time=args.parse_float("demo_episode_time", 0.0),
+            success_body_pos_err=args.parse_float("success_body_pos_err", SUCCESS_BODY_POS_ERR))
+        if not options.success_body_pos_err > 0:
+            raise ArgError(f"--success_body_pos_err {options.success_body_pos_err}: must be > 0 (metres)")
         if options.record_demos and not options.episodes:
             raise ArgError("--record_demos needs --headless --episodes N")
         if options.demo_actions not in ("mean", "sample"):
@@ -170,7 +177,7 @@ def run_evaluation(argv, options):
     try:
         if not world.agents or world.agents[0] is None:
             raise ValueError(f"--episodes needs an agent; scene {world.env.get_name()} has none")
-        stats = evaluate(world, options.episodes)
+        stats = evaluate(world, options.episodes, success_body_pos_err=options.success_body_pos_err)
     finally:
         world.shutdown()
     for index, episode in enumerate(stats):

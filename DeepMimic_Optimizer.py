@@ -22,6 +22,7 @@ configure_process_env()  # before numpy and TensorFlow are imported
 import util.mpi_util as mpi_util  # noqa: E402
 from learning.rl_world import WorldEvent, build_world, update_world  # noqa: E402
 from util.arg_parser import load_args  # noqa: E402
+from util.atomic_write import write_text  # noqa: E402
 from util.entry_keys import warn_unused_args  # noqa: E402
 from util.logger import Logger  # noqa: E402
 from util.paths import resolve_data_path  # noqa: E402
@@ -59,12 +60,7 @@ def copy_run_inputs(arg_parser, output_path):
             src = resolve_data_path(agent_file)
             files[os.path.basename(src)] = src.read_text()
     for name, text in files.items():
-        tmp = os.path.join(output_path, f".{name}.tmp")
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())      # the data is on disk before the rename makes it the copy
-        os.replace(tmp, os.path.join(output_path, name))
+        write_text(os.path.join(output_path, name), text)
 
 
 def progress_line(agent, start, now, max_samples=float("inf"), max_iters=float("inf")):

@@ -28,10 +28,10 @@ data-extra: $(STAMP)
 
 # Fast test suite (CI). Slow tests: make test-slow.
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not reference" $(ARGS)
+	$(PY) -m pytest -q -rs -m "not slow and not reference" $(ARGS)
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m "slow and not reference" $(ARGS)
+	$(PY) -m pytest -q -rs -m "slow and not reference" $(ARGS)
 
 # Differential tests against DeepMimic's own C++ core (tests/reference_core/): builds the core from
 # a DeepMimic checkout (cached in .cache/deepmimic_core/), runs the tests marked `reference`, then

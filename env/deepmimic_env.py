@@ -100,6 +100,9 @@ class DeepMimicEnv(Env):
     def get_reward_terms(self, agent_id):
         return dict(self._agents().reward_terms)
 
+    def calc_tracking_error(self, agent_id):
+        return self._agents().calc_tracking_error(agent_id)
+
     def get_ctrl_layout(self, agent_id):
         return self._agents().ctrl.params.layout
 
@@ -110,7 +113,8 @@ class DeepMimicEnv(Env):
         return self._agents().state_layout
 
     def _action_layout(self):
-        return self._agents().ctrl.action_layout
+        """The policy action's layout (the controller's, or imitate's reference-relative one)."""
+        return self._agents().action_layout
 
     def get_state_size(self, agent_id):
         return self._state_layout().size

@@ -90,6 +90,11 @@ class Env(ABC):
         """{term name: value} of the last calc_reward (empty when the reward has no named terms)."""
         return {}
 
+    def calc_tracking_error(self, agent_id: int):
+        """{name: value} of the imitation metrics now (env/tracking_error.py: TRACKING_ERRORS), or
+        None when the agent tracks no reference."""
+        return None
+
     def get_action_space(self, agent_id: int) -> ActionSpace:
         return ActionSpace.Continuous
 

@@ -108,6 +108,10 @@ class PPOAgentConfig(PGAgentConfig):
     td_lambda: float = key("TDLambda", 0.95)
     tar_clip_frac: float = key("TarClipFrac", -1.0)           # < 0: the actor's step size is fixed
     actor_stepsize_decay: float = key("ActorStepsizeDecay", 0.5)
+    actor_optimizer: str = key("ActorOptimizer", "SGD")       # SGD: momentum SGD (DeepMimic); Adam
+    critic_optimizer: str = key("CriticOptimizer", "SGD")
+
+    OPTIMIZERS: ClassVar[tuple] = ("SGD", "Adam")
 
     def problems(self):
         yield from super().problems()
@@ -122,6 +126,9 @@ class PPOAgentConfig(PGAgentConfig):
             yield "NormAdvClip", f"must be > 0, got {self.norm_adv_clip}"
         if not 0 < self.actor_stepsize_decay <= 1:
             yield "ActorStepsizeDecay", f"must be in (0, 1], got {self.actor_stepsize_decay}"
+        for json_key, name in (("ActorOptimizer", self.actor_optimizer), ("CriticOptimizer", self.critic_optimizer)):
+            if name not in self.OPTIMIZERS:
+                yield json_key, f"must be one of {', '.join(self.OPTIMIZERS)}, got {name!r}"
 
 
 def _convert(typ, val, where):

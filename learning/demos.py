@@ -26,7 +26,6 @@ one ValueError line naming the file and the field.
 """
 import datetime
 import json
-import os
 import tokenize
 import zipfile
 import zlib
@@ -36,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from env.env import Terminate
+from util.atomic_write import atomic_path
 
 FORMAT_VERSION = 1
 ARRAYS = ("states", "actions", "times", "episode_starts", "episode_terminates")
@@ -73,12 +73,8 @@ def metadata_path(path):
 
 
 def _atomic_write(path, write):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
         write(f)
-    os.replace(tmp, path)
 
 
 def save_demos(path, data):

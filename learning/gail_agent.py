@@ -485,12 +485,8 @@ class GAILAgent(PPOAgent):
 
     # ---- resume ----
     def resume_state(self):
-        state = {**super().resume_state(), "disc_norm/mean_sq": self.disc_norm.mean_sq}
-        for i, v in enumerate(self.disc_solver.v_state()):
-            state[f"solver/disc/v{i}"] = v
-        return state
+        return {**super().resume_state(), "disc_norm/mean_sq": self.disc_norm.mean_sq}
 
     def load_resume_state(self, state):
         super().load_resume_state(state)
         self.disc_norm.mean_sq = np.array(state["disc_norm/mean_sq"], dtype=np.float64)
-        self.disc_solver.load_v_state([state[f"solver/disc/v{i}"] for i in range(len(self.disc_solver.variables))])

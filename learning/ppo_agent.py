@@ -9,7 +9,8 @@
 4. ceil(global non-end samples / MiniBatchSize) minibatches, the same count on every rank so the
    solvers' Allreduce calls stay in lockstep; critic batches cycle over shuffled non-end
    positions, actor batches over shuffled exploratory positions (reshuffled after a full pass).
-5. Critic loss 0.5 mean (R - V)^2 (+ CriticWeightDecay L2); actor loss: clipped surrogate +
+5. Solvers: momentum SGD (DeepMimic's), or Adam with ActorOptimizer / CriticOptimizer "Adam".
+   Critic loss 0.5 mean (R - V)^2 (+ CriticWeightDecay L2); actor loss: clipped surrogate +
    10 x action-bound loss + ActorWeightDecay x L2 of the non-bias weights.
 6. The buffer is cleared (on-policy).
 7. With TarClipFrac >= 0, the actor's step size adapts to the iteration's clip fraction
@@ -27,6 +28,7 @@ from learning.losses import (ACTION_BOUND_WEIGHT, action_bound_loss, critic_loss
                              ppo_clip_loss, weight_decay_loss)
 from learning.pg_agent import PGAgent
 from learning.rl_util import compute_return
+from learning.solvers.mpi_adam import MPIAdamSolver
 from learning.solvers.mpi_solver import MPISolver
 
 CLIP_FRAC_TOL = 1.5                     # the clip fraction's band: [tar / 1.5, tar * 1.5]
@@ -45,6 +47,13 @@ def adapt_actor_stepsize(stepsize, clip_frac, tar_clip_frac, decay):
     else:
         return stepsize
     return float(np.clip(stepsize, *ACTOR_STEPSIZE_RANGE))
+
+
+def build_solver(optimizer, name, variables, stepsize, momentum):
+    """The agent file's optimizer: "SGD" (momentum SGD, DeepMimic's) or "Adam" (momentum unused)."""
+    if optimizer == "Adam":
+        return MPIAdamSolver(name, variables, stepsize)
+    return MPISolver(name, variables, stepsize, momentum)
 
 
 class PPOAgent(PGAgent):
@@ -90,8 +99,10 @@ class PPOAgent(PGAgent):
 
     def _build_solvers(self):
         cfg = self.config
-        self.actor_solver = MPISolver("actor", self.model.actor_vars, cfg.actor_stepsize, cfg.actor_momentum)
-        self.critic_solver = MPISolver("critic", self.model.critic_vars, cfg.critic_stepsize, cfg.critic_momentum)
+        self.actor_solver = build_solver(cfg.actor_optimizer, "actor", self.model.actor_vars, cfg.actor_stepsize,
+                                         cfg.actor_momentum)
+        self.critic_solver = build_solver(cfg.critic_optimizer, "critic", self.model.critic_vars,
+                                          cfg.critic_stepsize, cfg.critic_momentum)
 
     def _solvers(self):
         return {"actor": self.actor_solver, "critic": self.critic_solver}

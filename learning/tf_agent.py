@@ -114,17 +114,22 @@ class TFAgent(RLAgent):
             state[f"solver/{name}/stepsize"] = solver_state["stepsize"]
             for i, slot in enumerate(solver_state["slots"]):
                 state[f"solver/{name}/slot{i}"] = slot
+            for i, v in enumerate(solver_state.get("v_slots", ())):     # Adam's second moments
+                state[f"solver/{name}/v{i}"] = v
         return state
 
     def load_resume_state(self, state):
         super().load_resume_state(state)
         for name, solver in self._solvers().items():
-            slots = []
-            for i, var in enumerate(solver.variables):
-                key = f"solver/{name}/slot{i}"
-                slots.append(checkpoint.checked_tensor(state, key, var.shape, "resume state"))
-            solver.load_state({"iter": state[f"solver/{name}/iter"],
-                               "stepsize": float(state[f"solver/{name}/stepsize"]), "slots": slots})
+            solver_state = {"iter": state[f"solver/{name}/iter"],
+                            "stepsize": float(state[f"solver/{name}/stepsize"]),
+                            "slots": [checkpoint.checked_tensor(state, f"solver/{name}/slot{i}", var.shape, "resume state")
+                                      for i, var in enumerate(solver.variables)]}
+            if hasattr(solver, "v_slots"):
+                solver_state["v_slots"] = [checkpoint.checked_tensor(state, f"solver/{name}/v{i}", var.shape,
+                                                                     "resume state")
+                                           for i, var in enumerate(solver.variables)]
+            solver.load_state(solver_state)
         # exact values of what the checkpoint layout stores rounded (the 2018 critic's last layer)
         exact = {key[len("model/"):]: state[key] for key in state if key.startswith("model/")}
         if exact:

@@ -16,6 +16,7 @@ from env.anim import bvh  # noqa: E402
 from env.anim.character import CharacterDesc  # noqa: E402
 from util.cli import run_main  # noqa: E402
 from util.paths import resolve_data_path  # noqa: E402
+from util.atomic_write import write_text  # noqa: E402
 
 
 def positive(text):
@@ -67,7 +68,7 @@ def main(argv=None):
     if args.ground == "true":
         poses, shift = bvh.ground_poses(poses, char_desc)
         print(f"grounded: root moved {shift:+.4f} m")
-    bvh.write_atomic(args.motion_file, bvh.motion_file_text(poses, frame_time, args.loop))
+    write_text(args.motion_file, bvh.motion_file_text(poses, frame_time, args.loop))
     print(f"{args.motion_file}: {len(poses)} frames at {1.0 / frame_time:.4g} fps")
 
 

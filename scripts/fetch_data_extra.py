@@ -9,13 +9,14 @@ before its download.
 """
 import argparse
 import hashlib
-import os
 import sys
-import tempfile
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from util.atomic_write import write_bytes  # noqa: E402
+
 MANIFEST = ROOT / "data/motions_extra.txt"
 COMMIT = "1f915c52fcd4b95b5f5f15b759ae91bd81e9a801"
 URL = f"https://raw.githubusercontent.com/xbpeng/DeepMimic/{COMMIT}/data/motions/{{}}"
@@ -48,16 +49,6 @@ def digest_of(data, algo):
     raise ValueError(f"{MANIFEST}: unknown check {algo!r}")
 
 
-def write_atomic(path, data):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def download(url):
@@ -81,7 +72,7 @@ def fetch(sets, dest=ROOT / "data/motions", get=download, log=print):
             data = get(URL.format(name))
             if digest_of(data, algo) != digest:
                 raise ValueError(f"{URL.format(name)}: {algo} does not match {MANIFEST.name}, not written")
-            write_atomic(target, data)
+            write_bytes(target, data)
             fetched += 1
             log(f"  {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
     return fetched

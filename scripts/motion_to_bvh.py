@@ -12,6 +12,7 @@ from env.anim import bvh  # noqa: E402
 from env.anim.character import CharacterDesc  # noqa: E402
 from env.anim.motion import Motion  # noqa: E402
 from util.cli import run_main  # noqa: E402
+from util.atomic_write import write_text  # noqa: E402
 
 
 def main(argv=None):
@@ -22,7 +23,7 @@ def main(argv=None):
     parser.add_argument("--character_file", default="data/characters/humanoid3d.txt")
     args = parser.parse_args(argv)
     motion = Motion.load(args.motion_file, CharacterDesc.load(args.character_file))
-    bvh.write_atomic(args.bvh_file, bvh.motion_to_bvh_text(motion, args.scale))
+    write_text(args.bvh_file, bvh.motion_to_bvh_text(motion, args.scale))
     print(f"{args.bvh_file}: {motion.num_frames} frames")
 
 

@@ -8,7 +8,6 @@ About 0.1-2 s per file, some 40 s for the 95 files here; if the listing grows pa
 move all but a representative subset under @pytest.mark.slow.
 """
 import json
-from pathlib import Path
 
 import pytest
 

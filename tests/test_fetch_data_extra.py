@@ -9,9 +9,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import fetch_data_extra as fde  # noqa: E402
+from tests.deepmimic_checkout import DEEPMIMIC, needs_deepmimic  # noqa: E402
 
-DEEPMIMIC_MOTIONS = Path("/work/deepmimic/data/motions")
-needs_deepmimic = pytest.mark.skipif(not DEEPMIMIC_MOTIONS.is_dir(), reason="no DeepMimic checkout")
+DEEPMIMIC_MOTIONS = DEEPMIMIC / "data/motions" if DEEPMIMIC else None
 
 
 def local_get(url):

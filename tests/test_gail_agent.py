@@ -1,7 +1,6 @@
 """GAILAgent: the discriminator's loss and gradients and both rewards against hand computations;
 config errors; training on the toy point mass with the PPO and the TRPO step (rewards from the
 discriminator, log columns, checkpoint names, resume)."""
-import json
 
 import numpy as np
 import pytest
@@ -214,7 +213,7 @@ def test_training_rewards_logs_checkpoint_resume(tmp_path, demo_file, step):
     assert resumed.iter == agent.iter
     for name, var in agent.disc.variables.items():
         np.testing.assert_array_equal(resumed.disc.variables[name].numpy(), var.numpy())
-    for a, b in zip(resumed.disc_solver.v_state(), agent.disc_solver.v_state()):
+    for a, b in zip(resumed.disc_solver.state()["v_slots"], agent.disc_solver.state()["v_slots"]):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(resumed.disc_norm.mean_sq, agent.disc_norm.mean_sq)
     assert resumed.disc_solver.iter == agent.disc_solver.iter

@@ -12,6 +12,7 @@ from env.deepmimic_env import DeepMimicEnv
 from env.env import Mode, NormGroup, Terminate
 from env.scenes.heading_amp_getup import HeadingAMPGetupScene
 from env.scenes.scene_builder import scene_class
+from tests.deepmimic_checkout import deepmimic_path
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,10 +34,7 @@ def env():
 
 def clip_duration(name):
     """Sum of a DeepMimic clip's frame durations, read from DeepMimic's own file."""
-    frames = json.loads(Path(f"/work/deepmimic/data/motions/{name}.txt").read_text())["Frames"] \
-        if Path("/work/deepmimic/data/motions").is_dir() else None
-    if frames is None:
-        pytest.skip("DeepMimic's checkout is not at /work/deepmimic")
+    frames = json.loads(deepmimic_path(f"data/motions/{name}.txt").read_text())["Frames"]
     return sum(f[0] for f in frames[:-1])
 
 

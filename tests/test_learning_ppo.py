@@ -7,6 +7,8 @@ from learning.checkpoint import read_checkpoint
 from learning.evaluate import evaluate, summarize, write_stats
 from learning.rl_world import RLWorld, WorldEvent, step_world, update_world
 from learning.tf_util import limit_tf_threads, seed_rank
+from learning.rl_agent import TEST_TRACKING_COLUMNS
+from env.tracking_error import TRACKING_ERRORS
 from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
 from util.logger import MIN_COLUMN_WIDTH
 
@@ -160,3 +162,78 @@ def test_evaluate_marks_falls(tmp_path):
     env.check_terminate = lambda agent_id: Terminate.Fail if env.time > 0.2 else Terminate.Null
     stats = evaluate(make_world(tmp_path, env=env), 2)
     assert all(s.fell and s.length_s == pytest.approx(0.2 + 1 / 60, abs=1 / 60) for s in stats)
+
+
+class TrackingPointMassEnv(PointMassEnv):
+    """The point mass with 'imitation metrics': every error is the distance to the target. It
+    keeps the distances it reported in test mode, per episode."""
+
+    def __init__(self, **kwargs):
+        self.test_episodes = []
+        super().__init__(**kwargs)
+
+    def reset(self):
+        super().reset()
+        if self.mode == Mode.TEST:
+            self.test_episodes.append([])
+
+    def calc_tracking_error(self, agent_id):
+        dist = float(np.linalg.norm(self.target - self.pos))
+        if self.mode == Mode.TEST:
+            self.test_episodes[-1].append((dist, self.check_terminate(0) == Terminate.Fail))
+        return dict.fromkeys(TRACKING_ERRORS, dist)
+
+
+def test_test_phase_logs_imitation_metrics(tmp_path):
+    """The first test phase's three episodes: each metric column is the mean over the episodes of
+    the episode's mean per decision; success needs no fall and a mean body error <= 0.08."""
+    seed_rank(4)
+    out = tmp_path / "out"
+    env = TrackingPointMassEnv(seed=5)
+    world = make_world(tmp_path, "--output_path", out, env=env, TestEpisodes=3, IntOutputIters=100)
+    agent = world.agents[0]
+    while agent.iter < 1:
+        update_world(world, 1 / 60)
+    header, rows = read_log(out / "agent0_log.txt")
+    assert header[:5] == LOG_COLUMNS[:5]
+    assert header[5:5 + len(TEST_TRACKING_COLUMNS)] == list(TEST_TRACKING_COLUMNS)
+    episodes = [e for e in env.test_episodes if e][:3]
+    assert len(episodes) == 3
+    means = [np.mean([d for d, _ in e]) for e in episodes]
+    fails = [e[-1][1] for e in episodes]        # the last read is at the episode's end
+    row = dict(zip(header, rows[0]))
+    for name in TEST_TRACKING_COLUMNS[:-2]:
+        assert row[name] == pytest.approx(np.mean(means), rel=1e-6), name
+    assert row["Test_Fall_Rate"] == pytest.approx(np.mean(fails))
+    assert row["Test_Success_Rate"] == pytest.approx(np.mean([not f and m <= 0.08 for f, m in zip(fails, means)]))
+
+
+def test_adam_solvers_and_their_resume(tmp_path):
+    """ActorOptimizer / CriticOptimizer Adam: the solvers are Adam's, they train, and a resumed run
+    has the same first and second moments and step counts (the resume state's solver/<name>/v<i>)."""
+    from learning.solvers.mpi_adam import MPIAdamSolver
+
+    seed_rank(5)
+    out = tmp_path / "out"
+    adam = {"ActorOptimizer": "Adam", "CriticOptimizer": "Adam", "ActorStepsize": 1e-4, "CriticStepsize": 1e-3}
+    world = make_world(tmp_path, "--output_path", out, OutputIters=100, TestEpisodes=0, **adam)
+    first = world.agents[0]
+    assert isinstance(first.actor_solver, MPIAdamSolver) and isinstance(first.critic_solver, MPIAdamSolver)
+    run_until(world, 2)
+    world.save_outputs()
+    resumed = make_world(tmp_path, "--output_path", out, "--resume", "true", OutputIters=100, TestEpisodes=0,
+                         **adam).agents[0]
+    for name in ("actor_solver", "critic_solver"):
+        a, b = getattr(first, name).state(), getattr(resumed, name).state()
+        assert a["iter"] == b["iter"] > 0
+        assert any(np.any(v != 0) for v in a["v_slots"])
+        for key in ("slots", "v_slots"):
+            for x, y in zip(a[key], b[key]):
+                np.testing.assert_array_equal(x, y)
+
+
+def test_unknown_optimizer_is_a_config_error(tmp_path):
+    from learning.agent_config import ConfigError
+
+    with pytest.raises(ConfigError, match="ActorOptimizer: must be one of SGD, Adam, got 'RMSProp'"):
+        make_world(tmp_path, ActorOptimizer="RMSProp")

@@ -428,7 +428,8 @@ ALL_KEYS = {
     "CriticWeightDecay": 1e-4, "Epochs": 3, "BatchSize": 2048, "RatioClip": 0.1, "NormAdvClip": 3,
     "TDLambda": 0.8, "TarClipFrac": 0.05, "ActorStepsizeDecay": 0.7,
 }
-OWN_KEYS = ("SyncCheckIters",)      # ours only (the ranks' parameter check), not the reference's
+# ours only, not the reference's: the ranks' parameter check, the optimizer choice (default: its SGD)
+OWN_KEYS = ("SyncCheckIters", "ActorOptimizer", "CriticOptimizer")
 REFERENCE_DEFAULTS = ("iters_per_update", "discount", "mini_batch_size", "replay_buffer_size",
                       "init_samples", "normalizer_samples", "output_iters", "int_output_iters",
                       "test_episodes", "exp_anneal_samples", "epochs", "batch_size", "ratio_clip",

@@ -13,13 +13,14 @@ from env.deepmimic_env import DeepMimicEnv
 from env.env import Mode, Terminate
 from learning.agent_builder import load_agent_config
 from learning.amp_agent import AMPAgent
+from tests.deepmimic_checkout import deepmimic_path
 from util import math_util
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS_DIR = ROOT / "args"
 STRIKE_ARGS = str(ARGS_DIR / "train_amp_strike_humanoid3d_walk_punch_shipped_args.txt")
-DEEPMIMIC_ARGS = Path("/work/deepmimic/args/train_amp_strike_humanoid3d_walk_punch_args.txt")
+DEEPMIMIC_ARGS = "args/train_amp_strike_humanoid3d_walk_punch_args.txt"     # in a DeepMimic checkout
 WRIST, CHEST = 8, 1
 STRIKE_KEYS = ("--target_min", "--target_max", "--target_radius", "--target_hit_reset_time", "--tar_reward_scale",
                "--hit_tar_speed", "--init_hit_prob", "--tar_far_prob", "--tar_near_dist",
@@ -378,7 +379,6 @@ def test_deepmimic_args_name_the_missing_clip():
 TRANSLATED = {"char_ctrl_files", "agent_files", "enable_char_soft_contact", "int_output_path"}
 
 
-@pytest.mark.skipif(not DEEPMIMIC_ARGS.exists(), reason="DeepMimic's checkout is not here")
 @pytest.mark.parametrize("name", ["train_amp_strike_humanoid3d_walk_punch_args.txt",
                                   "train_amp_strike_humanoid3d_walk_punch_shipped_args.txt",
                                   "run_amp_strike_humanoid3d_walk_punch_args.txt",
@@ -387,7 +387,7 @@ def test_args_files_keep_deepmimics_values(name):
     """Every key of DeepMimic's strike args has its value here, except the translated ones (our AMP
     controller file and agent file name; no soft contacts) and the dataset of the _shipped files."""
     ours = load_args(["--arg_file", str(ARGS_DIR / name)])
-    theirs = load_args(["--arg_file", str(DEEPMIMIC_ARGS)])
+    theirs = load_args(["--arg_file", str(deepmimic_path(DEEPMIMIC_ARGS))])
     skip = TRANSLATED | ({"motion_file"} if "shipped" in name else set())
     if name.startswith("run_"):
         skip |= {"time_lim_min", "time_lim_max", "time_lim_exp", "anneal_samples", "output_path"}
@@ -400,14 +400,16 @@ def test_args_files_keep_deepmimics_values(name):
     assert cls is AMPAgent and config.task_reward_lerp == 0.5      # DeepMimic's ct_agent_humanoid_amp_tasks.txt
 
 
-def test_datasets():
-    dataset = json.loads((ROOT / "data/datasets/humanoid3d_clips_walk_punch.txt").read_text())
-    theirs = Path("/work/deepmimic/data/datasets/humanoid3d_clips_walk_punch.txt")
-    if theirs.exists():
-        assert dataset == json.loads(theirs.read_text())
+def test_shipped_dataset():
     shipped = json.loads((ROOT / "data/datasets/humanoid3d_clips_walk_punch_shipped.txt").read_text())
     assert {m["File"] for m in shipped["Motions"]} == {"data/motions/humanoid3d_punch.txt",
                                                        "data/motions/humanoid3d_walk.txt"}
+
+
+def test_dataset_is_deepmimics():
+    dataset = json.loads((ROOT / "data/datasets/humanoid3d_clips_walk_punch.txt").read_text())
+    theirs = deepmimic_path("data/datasets/humanoid3d_clips_walk_punch.txt")
+    assert dataset == json.loads(theirs.read_text())
 
 
 # ---- viewer ------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
+from util.atomic_write import atomic_path
+
 X_COLUMN = "Samples"
 NOT_PLOTTED = ("Iteration", "Wall_Time", X_COLUMN)
 FIRST = ("Train_Return", "Test_Return")
@@ -62,12 +64,9 @@ def plot_logs(paths, out_path, labels=None):
     if len(runs) > 1:
         axes.flat[0].legend(fontsize="small")
     fig.tight_layout()
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(f".{out_path.name}.tmp.png")
-    fig.savefig(tmp, dpi=80)
+    with atomic_path(out_path) as tmp:
+        fig.savefig(tmp, dpi=80, format="png")
     plt.close(fig)
-    tmp.replace(out_path)
     return columns
 
 

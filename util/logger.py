@@ -9,6 +9,7 @@ import numbers
 import os
 
 import util.mpi_util as mpi_util
+from util.atomic_write import write_bytes
 
 MIN_COLUMN_WIDTH = 15   # fits any number printed with 8 significant digits
 
@@ -98,10 +99,7 @@ def _write_rows(path, text, append):
     replaces the old one by a rename."""
     data = text.encode()
     if not append:
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        write_bytes(path, data)
         return
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

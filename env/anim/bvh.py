@@ -33,8 +33,6 @@ releases, no validation of frame sizes); pymotion on PyPI is an empty placeholde
 """
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -367,18 +365,6 @@ def _char_world(char_desc, char_world, cid):
     while cid not in char_world:
         cid = char_desc.joints[cid].parent
     return char_world[cid]
-
-
-def write_atomic(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp_", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def motion_file_text(poses, frame_time, loop):

@@ -179,6 +179,13 @@ class KinCharacter:
         pose[3:7] = self._origin_left @ pose[3:7]
         return pose
 
+    def calc_poses(self, times):
+        """calc_pose at several times at once, (len(times), pose_size)."""
+        poses = self.motion.calc_frames(times)
+        poses[:, 0:3] = self.origin_pos + poses[:, 0:3] @ self._origin_mat.T
+        poses[:, 3:7] = poses[:, 3:7] @ self._origin_left.T
+        return poses
+
     def calc_vel(self, time):
         """The motion's velocity at `time`, root velocities turned by the origin rotation."""
         vel = self.motion.calc_vel(time)

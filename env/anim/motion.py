@@ -164,6 +164,25 @@ class Motion:
             pose[:3] += cycle * self.cycle_root_offset
         return pose
 
+    def calc_frames(self, times):
+        """Poses (len(times), pose_size) at several times at once: calc_frame's maths on arrays."""
+        times = np.asarray(times, dtype=float)
+        if self.loop == "wrap":
+            cycles = np.floor(times / self.duration)
+            times = times - cycles * self.duration
+        else:
+            cycles = np.zeros_like(times)
+            times = np.clip(times, 0.0, self.duration)
+        idx = np.clip(np.searchsorted(self.frame_times, times, side="right") - 1, 0, self.num_frames - 2)
+        phase = np.clip((times - self.frame_times[idx]) / self.frame_durations[idx], 0.0, 1.0)[:, None]
+        poses = self.frames[idx] + phase * self._frame_deltas[idx]
+        angle, inv_sin = self._slerp_angle[idx], self._slerp_inv_sin[idx]
+        w0 = np.sin((1.0 - phase) * angle) * inv_sin
+        w1 = np.sin(phase * angle) * inv_sin
+        poses[:, self._quat_cols] = w0[..., None] * self._slerp_q0[idx] + w1[..., None] * self._slerp_q1[idx]
+        poses[:, :3] += cycles[:, None] * self.cycle_root_offset
+        return poses
+
     def calc_vel(self, time):
         """Velocity (dof_size,) at `time`: keyframe finite differences, interpolated linearly."""
         idx, phase, _ = self._index_phase(time)

@@ -3,28 +3,25 @@
 Every file appears atomically: a video is written under a temporary name and renamed when
 closed, each PNG likewise.
 """
-import os
 from pathlib import Path
 
 import imageio.v2 as imageio
+
+from util.atomic_write import atomic_path, replace_with, temp_path_beside
 
 VIDEO_SUFFIXES = {".mp4", ".mkv", ".mov", ".avi", ".webm"}
 FPS = 60
 
 
 def write_png(path, image):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
-    imageio.imwrite(tmp, image)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        imageio.imwrite(tmp, image)
 
 
 class VideoSink:
     def __init__(self, path, fps=FPS):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.path.with_name(self.path.stem + ".tmp" + self.path.suffix)
+        self.tmp = temp_path_beside(self.path)
         self.writer = imageio.get_writer(self.tmp, fps=fps, macro_block_size=1, quality=7)
         self.count = 0
 
@@ -34,7 +31,7 @@ class VideoSink:
 
     def close(self):
         self.writer.close()
-        os.replace(self.tmp, self.path)
+        replace_with(self.tmp, self.path)
 
 
 class PngFolderSink:

@@ -10,10 +10,7 @@ episode end ends and resets; the frame stops there). Each tick runs int(|speed|)
 least 1); below speed 1 the ticks come further apart (interval = frames / |speed| / 60 s). A
 negative speed plays backwards. A left-drag force is handed to the scene before every sub-step.
 """
-import json
-import os
 from collections import deque
-from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +18,7 @@ from env.render.camera import Camera
 from env.render.draw_list import build_frame
 from env.render.picking import pick
 from learning.rl_world import WorldEvent, step_world
+from util.atomic_write import write_json
 
 FRAME_DT = 1.0 / 60.0
 SPEED_STEP = 0.05
@@ -137,11 +135,7 @@ class Viewer:
                            for _, pos, rot, kind in self.scene.draw_characters()],
             "agent_states": [env.record_state(i).tolist() for i in range(env.get_num_agents())],
         }
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(state, indent=1))
-        os.replace(tmp, path)
+        write_json(path, state)
         print(f"character state written to {path}")
 
     # ---- window events (render_process.py) ------------------------------------------------

@@ -34,10 +34,11 @@ target_succ_dist (the reward's test is 3D, so success can end an episode without
 import numpy as np
 
 from env.amp_obs import heading_inverse_matrix
-from env.env import NormGroup, Terminate
+from env.env import Terminate
 from env.scenes.scene import Timer, TimerParams
 from env.scenes.target_amp import MIN_DIST, SuccessTimeTestReward, TargetAMPScene
 from env.sim.ball import Ball
+from env.sim.ct_state import TaskStateLayout
 from util import math_util
 
 REWARD_WEIGHTS = (0.1, 0.1, 0.3, 0.5)       # com->ball speed, com-ball distance, ball speed, ball-target
@@ -53,28 +54,6 @@ CIRCLE_COLORS = {False: np.array([0.9, 0.15, 0.1, 1.0]), True: np.array([0.1, 0.
 CIRCLE_POINTS = 48
 CIRCLE_LIFT = 0.01
 CIRCLE_WIDTHS = (0.0, 0.01, 0.02)     # concentric rings, so the 1-pixel line reads as a band
-
-
-class TaskStateLayout:
-    """The controller's state layout followed by `extra_size` task features (offset 0, scale 1,
-    running normalisation), DeepMimic's RecordCtrlState + RecordTaskState."""
-
-    def __init__(self, base, extra_size):
-        self.base = base
-        self.extra_size = extra_size
-        self.size = base.size + extra_size
-
-    @property
-    def offset(self):
-        return np.concatenate([self.base.offset, np.zeros(self.extra_size)])
-
-    @property
-    def scale(self):
-        return np.concatenate([self.base.scale, np.ones(self.extra_size)])
-
-    @property
-    def norm_groups(self):
-        return np.concatenate([self.base.norm_groups, np.full(self.extra_size, int(NormGroup.Zero), dtype=np.int32)])
 
 
 class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):

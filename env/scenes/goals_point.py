@@ -64,6 +64,7 @@ class GoalsPointScene(Scene):
             action_layout=SimpleNamespace(size=2, offset=np.zeros(2), scale=ones.copy(), bound_min=-ones,
                                           bound_max=ones.copy()))
         self.state_layout = self.ctrl.state_layout
+        self.action_layout = self.ctrl.action_layout
         self.action = np.zeros(2)
         self.need_action = True
         self.reward_terms = {}

@@ -18,8 +18,19 @@ heading; with sync_char_root_pos its root x, z snap to the simulated root and it
 relative to the ground again.
 
 Termination on top of falls: the end of a non-looping clip is Fail; enable_root_rot_fail makes a
-root rotation more than pi/2 away from the reference a fall. Reward (imitate_reward.py) is 0 after
-a fall; the last reward's five terms are kept in `reward_terms`.
+root rotation more than pi/2 away from the reference a fall; pose_termination_dist D > 0 (m, off by
+default; MimicKit's pose termination) makes a body more than D from where the reference has it,
+positions relative to each character's root, a fall (checked at decisions only). Reward
+(imitate_reward.py) is 0 after a fall; the last reward's five terms are kept in `reward_terms`.
+
+ref_relative_actions (off by default): the policy's action is an offset from the reference pose
+at the next decision (env/sim/ref_relative_action.py) instead of DeepMimic's absolute PD targets.
+
+tar_obs_steps K1 K2 ... (none by default; MimicKit's tar_obs): the state is followed by the
+reference's pose K decisions ahead for each K, seen from the simulated character: its root
+position minus the simulated root's, and its root rotation with the simulated heading removed
+(normal and tangent, 6), both in the simulated heading frame, then its local joint rotations
+(normal and tangent per spherical joint, the angle per revolute joint). Running normalisation.
 """
 import math
 
@@ -30,6 +41,9 @@ from env.anim.motion import Motion
 from env.env import Terminate
 from env.scenes.imitate_reward import TERMS, CharSnapshot, ImitateReward
 from env.scenes.rl_scene import RLSceneSimChar
+from env.tracking_error import tracking_errors
+from env.sim.ct_state import TaskStateLayout, heading_frame, normal_tangent
+from env.sim.ref_relative_action import RefRelativeActions
 from env.sim.sim_character import SimCharacter
 from env.sim.world import World
 from util import math_util
@@ -48,6 +62,9 @@ class ImitateScene(RLSceneSimChar):
         self.enable_rand_rot_reset = args.parse_bool("enable_rand_rot_reset", False)
         self.enable_root_rot_fail = args.parse_bool("enable_root_rot_fail", False)
         self.rand_char_placement = args.parse_bool("enable_rand_char_placement", True)
+        self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0)
+        if not self.pose_termination_dist >= 0.0:
+            raise ValueError(f"--pose_termination_dist {self.pose_termination_dist}: must be >= 0 (0: off)")
         init_xs = args.parse_floats("char_init_pos_xs", ())
         self.init_pos = np.array([init_xs[0] if init_xs else 0.0, 0.0, 0.0])
 
@@ -63,6 +80,14 @@ class ImitateScene(RLSceneSimChar):
         self.ground_raise = 0.0
         self._kin_cycle = 0
         self._loops = self.motion.loop == "wrap"
+        if args.parse_bool("ref_relative_actions", False):
+            self.action_layout = RefRelativeActions(self.ctrl.action_layout)
+        self.tar_obs_steps = tuple(args.parse_ints("tar_obs_steps", ()))
+        if any(k < 1 for k in self.tar_obs_steps):
+            raise ValueError(f"--tar_obs_steps {' '.join(map(str, self.tar_obs_steps))}: steps must be >= 1")
+        if self.tar_obs_steps:
+            per_step = 3 + 6 + 6 * len(self.reward_fn.sph_cols) + len(self.reward_fn.rev_cols)
+            self.state_layout = TaskStateLayout(self.ctrl.state_layout, per_step * len(self.tar_obs_steps))
 
     # ---- reference character ---------------------------------------------------------------
 
@@ -116,17 +141,55 @@ class ImitateScene(RLSceneSimChar):
             root[1] = self.world.ground_height + (root[1] - kin.origin_pos[1])
             kin.set_root_pos(root)
 
+    @property
+    def ref_relative(self):
+        return self.action_layout is not self.ctrl.action_layout
+
+    def _ref_joint_targets(self, pose):
+        return pose[self.reward_fn.sph_cols], pose[self.reward_fn.rev_cols]
+
+    def _relative_base(self):
+        """The reference's joint rotations at the next decision: what a zero relative action tracks."""
+        return self._ref_joint_targets(self.motion.calc_frame(self.kin_char.time + self.ctrl.update_period))
+
+    def set_action(self, agent_id, action):
+        if self.ref_relative:
+            self.ctrl.set_targets(*self.action_layout.to_targets(action, *self._relative_base()))
+        else:
+            self.ctrl.set_action(action)
+
     def calc_ref_action(self):
-        """The action whose PD targets are the reference's current joint rotations (no policy)."""
+        """The policy action whose PD targets are the reference's current joint rotations."""
         self._pose_kin()
-        pose = self.kin_char.pose
-        return self.ctrl.action_layout.from_targets(pose[self.reward_fn.sph_cols], pose[self.reward_fn.rev_cols])
+        targets = self._ref_joint_targets(self.kin_char.pose)
+        if self.ref_relative:
+            return self.action_layout.from_targets(*targets, *self._relative_base())
+        return self.ctrl.action_layout.from_targets(*targets)
 
     def calc_joint_errors(self):
         """Per actuated joint, the angle (rad) between the simulated and the reference local rotation."""
         self._pose_kin()
         sph, rev = self.reward_fn.joint_errors(self.sim_pose_vel()[0], self.kin_char.pose)
         return np.concatenate([sph, rev])
+
+    def record_state(self, agent_id=0):
+        if not self.tar_obs_steps:
+            return super().record_state(agent_id)
+        return self._cached("imitate_state", lambda: np.concatenate([super(ImitateScene, self).record_state(agent_id),
+                                                                     self._tar_obs()]))
+
+    def _tar_obs(self):
+        """The reference frames ahead (tar_obs_steps), in the simulated character's heading frame."""
+        pose = self.sim_pose_vel()[0]
+        heading, to_heading = heading_frame(pose[3:7])
+        unheading = np.array([math.cos(-0.5 * heading), 0.0, math.sin(-0.5 * heading), 0.0])
+        refs = self.kin_char.calc_poses(self.kin_char.time + self.ctrl.update_period * np.array(self.tar_obs_steps))
+        n = len(refs)
+        sph = self.reward_fn.sph_cols
+        return np.concatenate([(refs[:, 0:3] - pose[0:3]) @ to_heading.T,
+                               normal_tangent(math_util.quat_mul(unheading, refs[:, 3:7])),
+                               normal_tangent(refs[:, sph].reshape(-1, 4)).reshape(n, -1),
+                               refs[:, self.reward_fn.rev_cols]], axis=1).ravel()
 
     def motion_over(self):
         return not self._loops and self.kin_char.time >= self.motion.duration
@@ -139,7 +202,22 @@ class ImitateScene(RLSceneSimChar):
             self._pose_kin()
             sim_rot = self.sim_pose_vel()[0][3:7]
             fallen = math_util.quat_diff_angle(sim_rot, self.kin_char.root_rot) > ROOT_ROT_FAIL_ANGLE
+        if self.pose_termination_dist > 0.0 and not fallen and self.ctrl.need_new_action:
+            fallen = self.body_pos_errors().max() > self.pose_termination_dist
         return fallen
+
+    def body_pos_errors(self):
+        """Per body, |(p - p_root) - (p_ref - p_ref_root)| with p the link frame origins: the
+        distance between where the body is and where the reference has it, each relative to its
+        own character's root (world axes)."""
+        sim, ref = self.sim_body_states().joint_pos, self.ref_body_states().joint_pos
+        return np.linalg.norm((sim - sim[0]) - (ref - ref[0]), axis=1)
+
+    def calc_tracking_error(self, agent_id=0):
+        """MimicKit's tracking errors now (env/tracking_error.py)."""
+        self._pose_kin()
+        return tracking_errors(self.sim_body_states(), self.sim_pose_vel()[1], self.ref_body_states(),
+                               self.kin_char.vel)
 
     def check_terminate(self, agent_id=0):
         terminate = super().check_terminate(agent_id)

@@ -72,6 +72,7 @@ class RLSceneSimChar(Scene):
         ctrl_params = CtrlParams.load(args.parse_strings("char_ctrl_files", required=True)[0], self.char_desc)
         self.ctrl = CtPDController(self.sim_char, ctrl_params)
         self.state_layout = self.ctrl.state_layout     # the policy state; task scenes may extend it
+        self.action_layout = self.ctrl.action_layout   # the policy action; imitate may make it relative
 
         self.perturber = RandPerturber(PerturbParams.from_args(args), rng)
         self.projectiles = Projectiles(self.world)

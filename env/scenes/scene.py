@@ -103,6 +103,10 @@ class Scene:
     def set_sample_count(self, count):
         """Scenes with agents use the sample count (episode-length curriculum)."""
 
+    def calc_tracking_error(self, agent_id=0):
+        """Imitation metrics (env/tracking_error.py); None for scenes without a reference."""
+        return None
+
     def draw_characters(self):
         return []
 

@@ -55,6 +55,11 @@ class CtPDController:
         self.action = np.array(action, dtype=float)
         self.pd.set_targets(*self.action_layout.to_targets(self.action))
 
+    def set_targets(self, sph_quats, rev_angles):
+        """PD targets given directly (imitate's reference-relative actions compute them)."""
+        self.action = self.action_layout.from_targets(sph_quats, rev_angles)
+        self.pd.set_targets(sph_quats, rev_angles)
+
     def update(self, timestep):
         """Before the physics step: advance time, send the PD command for this update."""
         self.time += timestep

@@ -120,3 +120,26 @@ class StateLayout:
         if params.record_world_root_rot:
             vel_part[0, :3], vel_part[0, 3:] = bodies.vel[0], bodies.ang_vel[0]
         return state
+
+
+class TaskStateLayout:
+    """The controller's state layout followed by `extra_size` scene features (offset 0, scale 1,
+    running normalisation): DeepMimic's RecordCtrlState + RecordTaskState (dribble_amp's ball),
+    or imitate's reference frames ahead (--tar_obs_steps)."""
+
+    def __init__(self, base, extra_size):
+        self.base = base
+        self.extra_size = extra_size
+        self.size = base.size + extra_size
+
+    @property
+    def offset(self):
+        return np.concatenate([self.base.offset, np.zeros(self.extra_size)])
+
+    @property
+    def scale(self):
+        return np.concatenate([self.base.scale, np.ones(self.extra_size)])
+
+    @property
+    def norm_groups(self):
+        return np.concatenate([self.base.norm_groups, np.full(self.extra_size, int(NormGroup.Zero), dtype=np.int32)])

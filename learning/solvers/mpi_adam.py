@@ -2,8 +2,8 @@
 SGD), then tf.train.AdamOptimizer's update, t counting the updates from 1:
     m <- b1 m + (1 - b1) g;   v <- b2 v + (1 - b2) g^2
     var <- var - stepsize sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + eps)
-`slots` are the first moments m (what the resume state stores for every solver); `v_slots` the
-second moments (the agent stores them beside: see GAILAgent.resume_state).
+`slots` are the first moments m, `v_slots` the second moments; state() carries both (the agent's
+resume state stores them as solver/<name>/slot<i> and solver/<name>/v<i>).
 """
 import tensorflow as tf
 
@@ -33,9 +33,10 @@ class MPIAdamSolver(MPISolver):
         self.iter += 1
         self._apply_adam([tf.constant(g) for g in self._unflat(flat)], tf.constant(self.iter, tf.float32))
 
-    def v_state(self):
-        return [v.numpy() for v in self.v_slots]
+    def state(self):
+        return {**super().state(), "v_slots": [v.numpy() for v in self.v_slots]}
 
-    def load_v_state(self, values):
-        for slot, value in zip(self.v_slots, values):
+    def load_state(self, state):
+        super().load_state(state)
+        for slot, value in zip(self.v_slots, state["v_slots"]):
             slot.assign(value)

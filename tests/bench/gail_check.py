@@ -18,7 +18,6 @@ PASS when, for every step, the trained policy's imitation reward per decision be
 policy's. For scale: the expert that recorded the demonstrations scores about 0.85 per decision
 (the dataset's metadata, mean_env_reward; its own 2018 scene).
 """
-import json
 import sys
 import tempfile
 from argparse import Namespace

@@ -36,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
+from util.atomic_write import write_json  # noqa: E402
+
 PYTHON = sys.executable
 TRAIN_ARGS = "args/train_humanoid3d_walk_args.txt"
 MODEL_NAME = "agent0_model.ckpt"
@@ -193,12 +195,6 @@ def evaluate_policies(module, base_spec, out_dir):
 
 # ---- report --------------------------------------------------------------------------------------
 
-def write_json(path, data):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def format_policy(name, r):

@@ -30,7 +30,6 @@ Run alone: .venv/bin/python -m tests.bench.physics_floor [--seconds S] [--json F
 """
 import argparse
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import pybullet
 import pybullet_data
+
+from util.atomic_write import write_json
 
 WORLD_SCALE = 4.0
 GRAVITY = -9.8
@@ -250,9 +251,7 @@ def main(argv=None):
               f"({r['ms_per_command_and_step']:.3f} ms per command+step; "
               f"root height after 1 s {r['mean_root_height_after_1s']:.2f} m)")
     if args.json:
-        tmp = Path(f"{args.json}.tmp")
-        tmp.write_text(json.dumps(results, indent=2))
-        os.replace(tmp, args.json)
+        write_json(args.json, results, indent=2)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
 from tests.bench import physics_floor  # noqa: E402
+from util.atomic_write import write_json  # noqa: E402
 from util.cli import configure_process_env  # noqa: E402
 
 PYTHON = sys.executable
@@ -399,10 +400,6 @@ def format_report(results, ratios):
     return "\n".join(lines)
 
 
-def write_json(path, data):
-    tmp = Path(f"{path}.tmp")
-    tmp.write_text(json.dumps(data, indent=2))
-    os.replace(tmp, path)
 
 
 def run(budget, quick, only=None):

@@ -1,0 +1,341 @@
+"""Time to a skill: trains an args file toward a skill criterion, evaluating as it goes; resumable.
+
+    .venv/bin/python -m tests.bench.time_to_skill --arg_file args/train_humanoid3d_walk_fast_args.txt \\
+        --output /work/runs/walk_fast [--resume] [--num_workers 2] [--eval_every 250000] \\
+        [--max_samples 10000000] [--episodes 8] [--episode_time 20] [--seed 1] \\
+        [--json docs/bench/time_to_skill_walk_fast.json] [--plot docs/bench/time_to_skill_walk.png]
+        [--label fast] [--eval_intermediate]
+
+The run folder (--output) holds the training's output (checkpoint, resume state, log, intermediate
+checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --max_samples:
+1. Training: mpi_run.py --num_workers N --arg_file A --max_samples <next multiple of eval_every>
+   --output_path DIR (--resume true once DIR holds a resume state). The optimizer's output goes to
+   DIR/train_stdout.txt.
+2. Evaluation of DIR's checkpoint in a child process, always with the same seed (so every point
+   sees the same initial states): --episodes test-mode episodes (mean actions) cut at
+   --episode_time s (learning/evaluate.py): falls, DeepMimic's reward per decision, the imitation
+   metrics (env/tracking_error.py) and successes.
+3. The point (samples, iteration, training wall hours from the log, workers, cores, the evaluation,
+   whether the criterion holds) is appended to the curve, written atomically, with the --json copy
+   and the --plot PNG.
+Criterion (default: the walk's): every episode runs --episode_time s without a fall, the mean
+reward per decision >= --min_reward (0.75) and the mean body position error <= --max_body_pos_err
+(0.08 m).
+
+Stopping and going on: Ctrl-C, SIGTERM, the end of a session or SIGKILL may stop it at any moment;
+rerun with --resume on the same folder. The training saves its checkpoint every OutputIters
+iterations and on a signal (a training child whose parent dies gets SIGTERM), so at most those
+iterations are redone; a point is keyed by the checkpoint's iteration, so a checkpoint already on
+the curve is not evaluated again and one trained but not yet evaluated is evaluated first: the
+curve goes on without a gap or a repeat. --eval_intermediate also evaluates the intermediate
+checkpoints (DIR/intermediate/agent0_models, every IntOutputIters) not on the curve, e.g. of a run
+started without this script.
+"""
+import argparse
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from tests.bench.learning_check import PYTHON, RESULT_PREFIX, build_eval_world, child_env, read_log  # noqa: E402
+from util.atomic_write import atomic_path, write_json  # noqa: E402
+
+CURVE_NAME = "time_to_skill.json"
+MODEL_NAME = "agent0_model.ckpt"
+LOG_NAME = "agent0_log.txt"
+INT_MODELS = Path("intermediate") / "agent0_models"
+PR_SET_PDEATHSIG = 1
+
+
+class Interrupted(Exception):
+    """The training child stopped on a signal (the curve stays as it is)."""
+
+
+# ---- training --------------------------------------------------------------------------------
+
+def _die_with_parent():
+    """In the training child: SIGTERM when this script dies (even by SIGKILL), so no training
+    goes on writing into the folder behind a resumed run's back (Linux prctl)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def train_chunk(cfg, target_samples):
+    """Trains DIR up to target_samples (all ranks); the child's exit code."""
+    out = Path(cfg["output"])
+    cmd = [PYTHON, "mpi_run.py", "--num_workers", str(cfg["num_workers"]), "--arg_file", cfg["arg_file"],
+           "--max_samples", str(int(target_samples)), "--rand_seed", str(cfg["seed"] + checkpoint_iter(out)),
+           "--output_path", str(out), "--int_output_path", str(out / "intermediate"), *cfg["train_args"]]
+    if (out / f"{MODEL_NAME}.resume.npz").is_file():
+        cmd += ["--resume", "true"]
+    print(f"training to {int(target_samples):,} samples: {' '.join(cmd[1:])}", flush=True)
+    with open(out / "train_stdout.txt", "a") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=log, stderr=subprocess.STDOUT,
+                                preexec_fn=_die_with_parent)
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            proc.send_signal(signal.SIGINT)       # the optimizer saves after its current iteration
+            proc.wait()
+            raise
+
+
+def checkpoint_iter(out):
+    """The iteration of DIR's checkpoint (0 when there is none)."""
+    state = read_resume(out)
+    return int(state["iter"]) if state else 0
+
+
+def read_resume(out):
+    import numpy as np
+
+    path = Path(out) / f"{MODEL_NAME}.resume.npz"
+    if not path.is_file():
+        return None
+    with np.load(path) as data:
+        return {k: float(data[k]) for k in ("iter", "total_sample_count", "wall_time")}
+
+
+# ---- evaluation ------------------------------------------------------------------------------
+
+def eval_worker(spec):
+    """In a child process: the evaluation of spec["model"] (learning/evaluate.py)."""
+    from learning.evaluate import evaluate, summarize
+
+    world = build_eval_world(spec)
+    try:
+        start = time.perf_counter()
+        stats = evaluate(world, spec["episodes"], max_episode_time=spec["episode_time"],
+                         success_body_pos_err=spec["max_body_pos_err"])
+    finally:
+        world.shutdown()
+    return {**summarize(stats), "lengths_s": [s.length_s for s in stats],
+            "rewards": [s.mean_reward for s in stats],
+            "body_pos_errs": [s.tracking.get("body_pos_err") for s in stats],
+            "eval_wall_s": time.perf_counter() - start}
+
+
+def evaluate_checkpoint(cfg, model):
+    spec = {"arg_file": cfg["arg_file"], "seed": cfg["eval_seed"], "model": str(model),
+            "scratch": str(Path(cfg["output"]) / "eval_scratch"), "agent_args": [],
+            "extra_args": cfg["train_args"], "episodes": cfg["episodes"], "episode_time": cfg["episode_time"],
+            "max_body_pos_err": cfg["max_body_pos_err"]}
+    cmd = [PYTHON, "-m", "tests.bench.time_to_skill", "--worker", json.dumps(spec)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True,
+                          preexec_fn=_die_with_parent)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-10:])
+    raise SystemExit(f"time_to_skill: evaluation of {model} failed (exit code {proc.returncode}):\n{tail}")
+
+
+def criterion_met(cfg, ev):
+    """Every episode ran the full time without a fall, reward per decision and body error within bounds."""
+    full = all(length >= cfg["episode_time"] - 0.05 for length in ev["lengths_s"])
+    return bool(ev["falls"] == 0 and full and ev["mean_reward"] >= cfg["min_reward"]
+                and ev.get("body_pos_err", float("inf")) <= cfg["max_body_pos_err"])
+
+
+# ---- the curve -------------------------------------------------------------------------------
+
+def log_rows_by_iter(out):
+    path = Path(out) / LOG_NAME
+    return {int(r["Iteration"]): r for r in read_log(path)} if path.is_file() else {}
+
+
+def pending_checkpoints(cfg, curve):
+    """[(iteration, checkpoint path)] not yet on the curve: the intermediate ones (with
+    eval_intermediate), then DIR's own checkpoint."""
+    out = Path(cfg["output"])
+    done = {p["iteration"] for p in curve["points"]}
+    found = {}
+    if cfg["eval_intermediate"] and (out / INT_MODELS).is_dir():
+        for index in (out / INT_MODELS).glob("agent0_int_model_*.ckpt.index"):
+            found[int(index.name.split("_")[-1].split(".")[0])] = out / INT_MODELS / index.name[:-len(".index")]
+    state = read_resume(out)
+    if state is not None:
+        found[int(state["iter"])] = out / MODEL_NAME
+    return [(it, path) for it, path in sorted(found.items()) if it not in done]
+
+
+def add_point(cfg, curve, iteration, model):
+    """Evaluates the checkpoint of `iteration` and appends its point (samples and wall hours from
+    the log row of that iteration, or the resume state for DIR's own checkpoint)."""
+    out = Path(cfg["output"])
+    row = log_rows_by_iter(out).get(iteration)
+    state = read_resume(out) if Path(model).name == MODEL_NAME else None
+    samples = int(state["total_sample_count"]) if state else int(row["Samples"])
+    hours = float(state["wall_time"]) if state else float(row["Wall_Time"])
+    print(f"evaluating iteration {iteration} ({samples:,} samples, {hours:.2f} h): {cfg['episodes']} episodes "
+          f"of {cfg['episode_time']} s...", flush=True)
+    ev = evaluate_checkpoint(cfg, model)
+    point = {"iteration": iteration, "samples": samples, "wall_hours": hours, "workers": cfg["num_workers"],
+             "cores": os.cpu_count(), "evaluation": ev, "criterion_met": criterion_met(cfg, ev)}
+    curve["points"].append(point)
+    curve["points"].sort(key=lambda p: p["iteration"])
+    if point["criterion_met"] and curve.get("reached") is None:
+        curve["reached"] = {k: point[k] for k in ("iteration", "samples", "wall_hours")}
+    print(format_point(point), flush=True)
+    save_curve(cfg, curve)
+
+
+def format_point(p):
+    ev = p["evaluation"]
+    err = ev.get("body_pos_err")
+    return (f"{p['samples']:>11,} samples {p['wall_hours']:6.2f} h | falls {ev['falls']}/{ev['episodes']} | "
+            f"length {ev['mean_length_s']:5.2f} s | reward/decision {ev['mean_reward']:.3f} | body pos "
+            + (f"{100 * err:.1f} cm" if err is not None else "-")
+            + f" | successes {ev.get('successes', '-')}" + (" | CRITERION MET" if p["criterion_met"] else ""))
+
+
+def save_curve(cfg, curve):
+    write_json(Path(cfg["output"]) / CURVE_NAME, curve)
+    if cfg.get("json"):
+        write_json(cfg["json"], curve)
+    if cfg.get("plot"):
+        plot_curves([curve], cfg["plot"])
+
+
+def plot_curves(curves, path):
+    """Reward per decision, mean episode length and body position error against samples, one line
+    per curve (its label), written atomically as a PNG."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    for curve in curves:
+        pts = curve["points"]
+        x = [p["samples"] / 1e6 for p in pts]
+        label = curve["config"].get("label") or Path(curve["config"]["arg_file"]).stem
+        axes[0].plot(x, [p["evaluation"]["mean_reward"] for p in pts], marker=".", label=label)
+        axes[1].plot(x, [p["evaluation"]["mean_length_s"] for p in pts], marker=".", label=label)
+        axes[2].plot(x, [100 * (p["evaluation"].get("body_pos_err") or float("nan")) for p in pts], marker=".",
+                     label=label)
+    cfg = curves[0]["config"]
+    axes[0].axhline(cfg["min_reward"], color="grey", lw=0.8, ls="--")
+    axes[1].axhline(cfg["episode_time"], color="grey", lw=0.8, ls="--")
+    axes[2].axhline(100 * cfg["max_body_pos_err"], color="grey", lw=0.8, ls="--")
+    for ax, title in zip(axes, ("reward per decision", "test episode length (s)", "body position error (cm)")):
+        ax.set_xlabel("samples (millions)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=90, format="png")
+    plt.close(fig)
+
+
+def load_or_start(args):
+    out = Path(args.output)
+    curve_path = out / CURVE_NAME
+    cfg = {"arg_file": args.arg_file, "output": str(out), "num_workers": args.num_workers, "seed": args.seed,
+           "eval_seed": args.eval_seed, "eval_every": args.eval_every, "max_samples": args.max_samples,
+           "episodes": args.episodes, "episode_time": args.episode_time, "min_reward": args.min_reward,
+           "max_body_pos_err": args.max_body_pos_err, "label": args.label, "json": args.json, "plot": args.plot,
+           "train_args": args.train_args, "eval_intermediate": args.eval_intermediate}
+    if curve_path.is_file():
+        if not args.resume:
+            raise SystemExit(f"time_to_skill: {curve_path} exists: pass --resume to go on with that run")
+        try:
+            curve = json.loads(curve_path.read_text())
+            saved = curve["config"]
+            curve["points"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"time_to_skill: {curve_path}: not a time_to_skill curve ({e})")
+        if saved["arg_file"] != args.arg_file:
+            raise SystemExit(f"time_to_skill: {curve_path} was trained with {saved['arg_file']}, not {args.arg_file}")
+        # what the evaluations mean stays as the run began; workers, budget and outputs may change
+        for key in ("eval_seed", "episodes", "episode_time", "min_reward", "max_body_pos_err", "seed", "train_args"):
+            cfg[key] = saved[key]
+        cfg["label"] = args.label or saved.get("label")
+        curve["config"] = cfg
+        return cfg, curve
+    if (out / f"{MODEL_NAME}.resume.npz").is_file() and not args.resume:
+        raise SystemExit(f"time_to_skill: {out} holds a training run: pass --resume to go on with it")
+    out.mkdir(parents=True, exist_ok=True)
+    return cfg, {"config": cfg, "points": [], "reached": None}
+
+
+def run(cfg, curve, train_fn=train_chunk):
+    """Evaluates what is pending, then trains and evaluates round by round until the criterion or
+    the budget; returns the curve."""
+    out = Path(cfg["output"])
+    while True:
+        for iteration, model in pending_checkpoints(cfg, curve):
+            add_point(cfg, curve, iteration, model)
+        if curve.get("reached"):
+            r = curve["reached"]
+            print(f"criterion met at {r['samples']:,} samples, {r['wall_hours']:.2f} h of training", flush=True)
+            return curve
+        state = read_resume(out)
+        samples = int(state["total_sample_count"]) if state else 0
+        if samples >= cfg["max_samples"]:
+            print(f"budget of {int(cfg['max_samples']):,} samples reached without the criterion", flush=True)
+            return curve
+        every = cfg["eval_every"]
+        target = min((samples // every + 1) * every, cfg["max_samples"])
+        code = train_fn(cfg, target)
+        if code != 0:
+            if code in (128 + signal.SIGINT, 128 + signal.SIGTERM, -signal.SIGTERM, -signal.SIGINT):
+                raise Interrupted("training stopped by a signal; rerun with --resume to go on")
+            raise SystemExit(f"time_to_skill: training failed (exit code {code}); see {out}/train_stdout.txt")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--arg_file", required=True)
+    p.add_argument("--output", required=True, help="run folder (training output and the curve)")
+    p.add_argument("--resume", action="store_true", help="go on with the run in --output")
+    p.add_argument("--num_workers", type=int, default=2)
+    p.add_argument("--eval_every", type=float, default=250000, help="samples between evaluations")
+    p.add_argument("--max_samples", type=float, default=10e6)
+    p.add_argument("--episodes", type=int, default=8)
+    p.add_argument("--episode_time", type=float, default=20.0)
+    p.add_argument("--min_reward", type=float, default=0.75, help="criterion: reward per decision")
+    p.add_argument("--max_body_pos_err", type=float, default=0.08, help="criterion: body position error (m)")
+    p.add_argument("--seed", type=int, default=1, help="training seed (offset by the iteration at each round)")
+    p.add_argument("--eval_seed", type=int, default=1000)
+    p.add_argument("--label", help="the curve's name in plots")
+    p.add_argument("--json", help="a copy of the curve (e.g. docs/bench/...json)")
+    p.add_argument("--plot", help="PNG of the curve")
+    p.add_argument("--eval_intermediate", action="store_true",
+                   help="also evaluate the intermediate checkpoints not on the curve")
+    p.add_argument("--train_args", nargs=argparse.REMAINDER, default=[],
+                   help="arguments passed on to training and evaluation (last on the line)")
+    args = p.parse_args(argv)
+    if args.eval_every <= 0 or args.max_samples <= 0 or args.episodes < 1 or args.episode_time <= 0:
+        p.error("--eval_every, --max_samples, --episodes and --episode_time must be > 0")
+    if args.num_workers < 1:
+        p.error("--num_workers must be >= 1")
+    if not (ROOT / args.arg_file).is_file() and not Path(args.arg_file).is_file():
+        p.error(f"--arg_file {args.arg_file}: no such file")
+    return args
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--worker"]:
+        print(RESULT_PREFIX + json.dumps(eval_worker(json.loads(argv[1]))), flush=True)
+        return 0
+    cfg, curve = load_or_start(parse_args(argv))
+    try:
+        run(cfg, curve)
+    except (Interrupted, KeyboardInterrupt) as e:
+        print(f"time_to_skill: stopped ({e or 'Ctrl-C'}); {len(curve['points'])} points kept in "
+              f"{Path(cfg['output']) / CURVE_NAME}; rerun with --resume to go on", flush=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""Imitation metrics (env/tracking_error.py) on hand cases in the imitate scene: the reference
+against itself, a rigid shift of the simulated root, a known knee rotation; and their place in
+evaluation and in the training log's test phases."""
+import math
+
+import numpy as np
+import pytest
+
+from env.deepmimic_env import DeepMimicEnv
+from env.tracking_error import TRACKING_ERRORS, EpisodeTracking, is_success
+from util.arg_parser import load_args
+
+WALK_ARGS = "args/train_humanoid3d_walk_args.txt"
+RIGHT_KNEE, RIGHT_ANKLE = 4, 5
+
+
+@pytest.fixture()
+def env():
+    env = DeepMimicEnv(load_args(["--arg_file", WALK_ARGS, "--rand_seed", "7"]))
+    yield env
+    env.shutdown()
+
+
+def ref_state(scene):
+    """Copies of the reference's pose and velocity now."""
+    scene._pose_kin()
+    return scene.kin_char.pose.copy(), scene.kin_char.vel.copy()
+
+
+def pose_sim(scene, pose, vel):
+    scene.sim_char.set_state(pose, vel)
+    scene._touch()
+
+
+def test_reference_against_itself_is_zero(env):
+    for _ in range(3):
+        env.reset()     # reference state initialisation: the simulated character takes the reference's state
+        errors = env.calc_tracking_error(0)
+        assert set(errors) == set(TRACKING_ERRORS)
+        assert max(errors.values()) < 1e-6, errors
+
+
+def test_rigid_root_shift_is_root_error_only(env):
+    scene = env.scene
+    d = np.array([0.3, 0.1, -0.4])
+    pose, vel = ref_state(scene)
+    pose[0:3] += d
+    pose_sim(scene, pose, vel)
+    errors = env.calc_tracking_error(0)
+    assert errors["root_pos_err"] == pytest.approx(np.linalg.norm(d), abs=1e-6)   # pybullet: float32
+    for name in TRACKING_ERRORS:
+        if name != "root_pos_err":
+            assert errors[name] < 1e-6, (name, errors[name])
+
+
+def test_knee_rotation_gives_its_angle_and_the_ankle_displacement(env):
+    """Bending the right knee by 0.3 rad turns its two bodies (shin, foot) by 0.3 rad and moves the
+    ankle (the foot's frame origin) by 2 L sin(0.15), L the knee-ankle distance; the other 13
+    bodies stay, so the means over the 15 bodies are 2 x 0.3 / 15 and 2 L sin(0.15) / 15."""
+    scene, desc = env.scene, env.scene.char_desc
+    pose, vel = ref_state(scene)
+    pose[desc.param_offset[RIGHT_KNEE]] += 0.3
+    pose_sim(scene, pose, vel)
+    errors = env.calc_tracking_error(0)
+    shin = np.linalg.norm(desc.joints[RIGHT_ANKLE].attach_pt)
+    assert errors["body_rot_err"] == pytest.approx(2 * 0.3 / 15, abs=1e-6)
+    assert errors["body_pos_err"] == pytest.approx(2 * shin * math.sin(0.15) / 15, abs=1e-6)
+    assert errors["root_pos_err"] < 1e-9 and errors["root_rot_err"] < 1e-6
+    assert errors["joint_vel_err"] < 1e-9
+
+
+def test_joint_velocity_error_is_the_mean_over_the_28_dofs(env):
+    scene, desc = env.scene, env.scene.char_desc
+    pose, vel = ref_state(scene)
+    vel[desc.dof_offset[RIGHT_KNEE]] += 1.4
+    pose_sim(scene, pose, vel)
+    assert env.calc_tracking_error(0)["joint_vel_err"] == pytest.approx(1.4 / 28, abs=1e-9)
+
+
+def test_episode_means_and_success():
+    track = EpisodeTracking()
+    for value in (0.02, 0.04, 0.09):
+        track.add(dict.fromkeys(TRACKING_ERRORS, value))
+    assert track.means()["body_pos_err"] == pytest.approx(0.05)
+    assert is_success(False, 0.05) and not is_success(True, 0.05) and not is_success(False, 0.081)
+    assert is_success(False, 0.2, threshold=0.25)
