@@ -16,11 +16,6 @@ AGENT_TYPES = {
 }
 
 
-def register_agent_type(name, target):
-    """target: "module:Class"."""
-    AGENT_TYPES[name] = target
-
-
 def agent_class(agent_type, source):
     if agent_type not in AGENT_TYPES:
         raise ConfigError(f"{source}: AgentType: unknown agent type {agent_type!r} "

@@ -179,7 +179,7 @@ class AMPAgent(PPOAgent):
     def _load_params(self, config):
         super()._load_params(config)
         if self.get_amp_obs_size() <= 0:
-            raise ConfigError(f"AgentType: AMP needs a scene with AMP observations "
+            raise ConfigError("AgentType: AMP needs a scene with AMP observations "
                               "(imitate_amp, heading_amp, target_amp)")
         self.env.set_amp_obs_steps(config.disc_obs_steps)
         num_procs = mpi_util.size()

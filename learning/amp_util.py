@@ -56,7 +56,3 @@ def bce_style_reward(logits, reward_scale):
 STYLE_REWARDS = {"lsgan": (style_reward, 1.0), "bce": (bce_style_reward, -np.log(BCE_REWARD_FLOOR))}
 """Per DiscLoss: the style reward and its largest value for a reward scale of 1 (the least is 0)."""
 
-
-def lerp_reward(style_r, task_r, task_weight):
-    """(1 - w) style + w task."""
-    return (1.0 - task_weight) * style_r + task_weight * task_r

@@ -63,10 +63,6 @@ class DemoDataset:
     def num_episodes(self):
         return len(self.episode_starts)
 
-    def episode_slices(self):
-        ends = list(self.episode_starts[1:]) + [self.num_steps]
-        return [slice(int(s), int(e)) for s, e in zip(self.episode_starts, ends)]
-
 
 def metadata_path(path):
     return Path(path).with_suffix(".json")

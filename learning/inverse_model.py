@@ -31,7 +31,7 @@ agent/inverse/goal_logits/{kernel,bias}.
 import numpy as np
 import tensorflow as tf
 
-from learning.nets.net import NP_OPS, TF_OPS, Net, uniform_init
+from learning.nets.net import TF_OPS, Net, uniform_init
 from learning.nets.net_builder import build_net
 
 INVERSE_SCOPE = "agent/inverse"
@@ -62,12 +62,6 @@ class InverseModel:
 
     def __call__(self, s0, s1):
         return self._run(TF_OPS, self.variables, s0, s1)
-
-    def predict_np(self, s0, s1):
-        """(a_pred, g_pred probabilities) in numpy (float64) for batches."""
-        params = {name: v.numpy() for name, v in self.variables.items()}
-        a_pred, logits = self._run(NP_OPS, params, s0.astype(np.float32), s1.astype(np.float32))
-        return a_pred.astype(np.float64), softmax_np(logits.astype(np.float64))
 
 
 def softmax_np(logits):

@@ -10,7 +10,7 @@ from learning.agent_builder import load_agent_config
 from learning.agent_config import ConfigError
 from learning.amp_agent import AMPAgent
 from learning.amp_buffer import AMPObsBuffer
-from learning.amp_util import lerp_reward, style_reward
+from learning.amp_util import style_reward
 from learning.checkpoint import read_checkpoint
 from learning.nets.net import NP_OPS, Net
 from learning.nets.net_builder import register_net
@@ -122,11 +122,10 @@ def read_log(path):
 
 # ---- pure formulas ----
 
-def test_style_reward_and_lerp_by_hand():
+def test_style_reward_by_hand():
     logits = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0])
     # 1 - 0.25 (1 - D)^2: -1.25, 0, 0.75, 1, 0.75, 0, -1.25 -> floored at 0, times 2
     np.testing.assert_allclose(style_reward(logits, 2.0), [0, 0, 1.5, 2, 1.5, 0, 0])
-    np.testing.assert_allclose(lerp_reward(np.array([2.0, 0.0]), np.array([0.0, 1.0]), 0.25), [1.5, 0.25])
 
 
 def test_obs_buffer_fills_then_overwrites_random_slots():
