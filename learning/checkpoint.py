@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from util.atomic_file import write_atomic
 from util.paths import resolve_data_path
 
 DATA_SUFFIX = ".data-00000-of-00001"
@@ -212,14 +213,7 @@ def load_normalizer(norm, scope, tensors, source, mean_sq=None):
 
 def write_resume_state(prefix, state):
     """Writes {key: number or array} to `<prefix>.resume.npz` atomically."""
-    path = Path(str(prefix) + RESUME_SUFFIX)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **state)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(str(prefix) + RESUME_SUFFIX, lambda f: np.savez(f, **state))
 
 
 def read_resume_state(prefix):

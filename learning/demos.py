@@ -26,7 +26,6 @@ one ValueError line naming the file and the field.
 """
 import datetime
 import json
-import os
 import tokenize
 import zipfile
 import zlib
@@ -36,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from env.env import Terminate
+from util.atomic_file import write_atomic
 
 FORMAT_VERSION = 1
 ARRAYS = ("states", "actions", "times", "episode_starts", "episode_terminates")
@@ -72,15 +72,6 @@ def metadata_path(path):
     return Path(path).with_suffix(".json")
 
 
-def _atomic_write(path, write):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-    os.replace(tmp, path)
-
-
 def save_demos(path, data):
     """Writes the .npz and its metadata .json (each atomically; sizes and counts are added to
     data.metadata); the dataset is checked first."""
@@ -95,9 +86,9 @@ def save_demos(path, data):
                        np.asarray(data.episode_terminates, np.int64), meta)
     check_consistent(data, path)
     text = json.dumps(meta, indent=1, sort_keys=True)
-    _atomic_write(path, lambda f: np.savez_compressed(
+    write_atomic(path, lambda f: np.savez_compressed(
         f, metadata=np.array(text), **{name: getattr(data, name) for name in ARRAYS}))
-    _atomic_write(metadata_path(path), lambda f: f.write((text + "\n").encode()))
+    write_atomic(metadata_path(path), lambda f: f.write((text + "\n").encode()))
 
 
 def load_demos(path):
