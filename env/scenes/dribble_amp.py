@@ -43,7 +43,7 @@ from util import math_util
 REWARD_WEIGHTS = (0.1, 0.1, 0.3, 0.5)       # com->ball speed, com-ball distance, ball speed, ball-target
 REWARD_SCALES = (1.5, 0.5, 1.0, 0.5)
 COM_BALL_SUCC_DIST = 2.0
-BALL_STATE_SIZE = 15
+BALL_STATE_NAMES = tuple(f"ball/{v}_{c}" for v in ("pos", "normal", "tangent", "vel", "ang_vel") for c in "xyz")
 
 FLAG_POLE = np.array([0.03, 1.5, 0.03])
 FLAG_CLOTH = np.array([0.4, 0.25, 0.02])
@@ -56,13 +56,17 @@ CIRCLE_WIDTHS = (0.0, 0.01, 0.02)     # concentric rings, so the 1-pixel line re
 
 
 class TaskStateLayout:
-    """The controller's state layout followed by `extra_size` task features (offset 0, scale 1,
-    running normalisation), DeepMimic's RecordCtrlState + RecordTaskState."""
+    """The controller's state layout followed by task features named `extra_names` (offset 0,
+    scale 1, running normalisation), DeepMimic's RecordCtrlState + RecordTaskState."""
 
-    def __init__(self, base, extra_size):
+    def __init__(self, base, extra_names):
         self.base = base
-        self.extra_size = extra_size
-        self.size = base.size + extra_size
+        self.extra_names = list(extra_names)
+        self.extra_size = len(self.extra_names)
+        self.size = base.size + self.extra_size
+
+    def entry_names(self, body_names):
+        return self.base.entry_names(body_names) + self.extra_names
 
     @property
     def offset(self):
@@ -96,7 +100,7 @@ class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
             raise ValueError(f"--min_tar_obj_dist {self.min_tar_obj_dist} and --max_tar_obj_dist "
                              f"{self.max_tar_obj_dist} must satisfy 0 <= min <= max")
         self.ball = Ball(self.world, args.parse_float("ball_radius", 0.2))
-        self.state_layout = TaskStateLayout(self.ctrl.state_layout, BALL_STATE_SIZE)
+        self.state_layout = TaskStateLayout(self.ctrl.state_layout, BALL_STATE_NAMES)
         self.prev_action_ball = np.zeros(3)
         self.reset_ball()
 
@@ -157,6 +161,9 @@ class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
         vel, ang_vel = self.ball.get_vel()
         return np.concatenate([to_heading @ pos, math_util.quat_to_norm_tangent(rot), to_heading @ vel,
                                to_heading @ ang_vel])
+
+    def goal_names(self, agent_id=0):
+        return ["ball_target_dir_x", "ball_target_dir_z", "ball_target_dist"]
 
     def record_goal(self, agent_id=0):
         root_rot = self.sim_pose_vel()[0][3:7]
