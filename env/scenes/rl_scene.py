@@ -221,7 +221,11 @@ class RLSceneSimChar(Scene):
         return np.zeros(self.get_goal_size(agent_id))
 
     def get_goal_size(self, agent_id=0):
-        return 0
+        return len(self.goal_names(agent_id))
+
+    def goal_names(self, agent_id=0):
+        """A name per goal entry (none: no goal); scenes with a goal name theirs."""
+        return []
 
     def build_goal_offset(self, agent_id=0):
         return np.zeros(self.get_goal_size(agent_id))
