@@ -26,7 +26,7 @@ class DeepMimicEnv(Env):
         if self.num_update_substeps < 1:
             raise ValueError(f"--num_update_substeps must be >= 1, got {self.num_update_substeps}")
         if seed is None and arg_parser.has_key("rand_seed"):
-            seed = mpi_util.rank_seed(arg_parser.parse_int("rand_seed"))
+            seed = mpi_util.rank_seed(arg_parser.parse_int("rand_seed", at_least=0))
         self.rng = np.random.default_rng(seed)
         self.scene = build_scene(arg_parser.parse_string("scene", required=True), arg_parser, self.rng,
                                  FRAME_TIME / self.num_update_substeps)

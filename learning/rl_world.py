@@ -159,5 +159,5 @@ def build_world(arg_parser, enable_draw=False):
     and the scene are seeded with rand_seed + 1000 * rank (ranks must not share episodes)."""
     from env.deepmimic_env import DeepMimicEnv
     limit_tf_threads()
-    seed = seed_rank(arg_parser.parse_int("rand_seed")) if arg_parser.has_key("rand_seed") else None
+    seed = seed_rank(arg_parser.parse_int("rand_seed", at_least=0)) if arg_parser.has_key("rand_seed") else None
     return RLWorld(DeepMimicEnv(arg_parser, enable_draw, seed=seed), arg_parser)

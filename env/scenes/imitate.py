@@ -63,10 +63,8 @@ class ImitateScene(RLSceneSimChar):
         self.enable_rand_rot_reset = args.parse_bool("enable_rand_rot_reset", False)
         self.enable_root_rot_fail = args.parse_bool("enable_root_rot_fail", False)
         self.rand_char_placement = args.parse_bool("enable_rand_char_placement", True)
-        self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0)
-        if not self.pose_termination_dist >= 0.0:
-            raise ValueError(f"--pose_termination_dist {self.pose_termination_dist}: must be >= 0 (0: off)")
-        init_xs = args.parse_floats("char_init_pos_xs", ())
+        self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0, at_least=0.0)   # 0: off
+        init_xs = args.parse_floats("char_init_pos_xs", (), finite=True)
         self.init_pos = np.array([init_xs[0] if init_xs else 0.0, 0.0, 0.0])
 
         self.motion = Motion.load(args.parse_string("motion_file", required=True), self.char_desc)
