@@ -33,7 +33,7 @@ checkpoints (DIR/intermediate/agent0_models, every IntOutputIters) not on the cu
 started without this script.
 
 --compare: the curves on one plot, and a table at equal budgets (--at: for each budget, each
-curve's last point at or below it).
+curve's point nearest to it, within 10%).
 """
 import argparse
 import ctypes
@@ -57,6 +57,7 @@ MODEL_NAME = "agent0_model.ckpt"
 LOG_NAME = "agent0_log.txt"
 INT_MODELS = Path("intermediate") / "agent0_models"
 PR_SET_PDEATHSIG = 1
+BUDGET_TOLERANCE = 0.1      # --compare --at: a point within 10% of a budget stands for it
 
 
 class Interrupted(Exception):
@@ -240,7 +241,7 @@ def plot_curves(curves, path):
 
 
 def compare(paths, plot=None, budgets=()):
-    """Prints each curve's points at the budgets (its last point at or below each) as a Markdown
+    """Prints each curve's point nearest to each budget (within BUDGET_TOLERANCE) as a Markdown
     table; plots the curves together."""
     curves = []
     for path in paths:
@@ -253,10 +254,11 @@ def compare(paths, plot=None, budgets=()):
     for curve in curves:
         label = curve["config"].get("label") or curve["config"]["arg_file"]
         for budget in budgets or [max(p["samples"] for p in curve["points"])]:
-            below = [p for p in curve["points"] if p["samples"] <= budget]
-            if not below:
+            near = [p for p in curve["points"] if abs(p["samples"] - budget) <= BUDGET_TOLERANCE * budget]
+            if not near:
                 continue
-            p, ev = below[-1], below[-1]["evaluation"]
+            p = min(near, key=lambda q: abs(q["samples"] - budget))
+            ev = p["evaluation"]
             err = ev.get("body_pos_err")
             print(f"| {label} | {budget / 1e6:g}M | {p['samples']:,} | {ev['falls']}/{ev['episodes']} | "
                   f"{ev['mean_length_s']:.2f} | {ev['mean_reward']:.3f} | "
