@@ -11,11 +11,9 @@ defaults; AMP scenes override them).
 """
 import numpy as np
 
-from env.env import Env, Mode
+from env.env import FRAME_TIME, Env, Mode
 from env.scenes.scene_builder import build_scene
 from util import mpi_util
-
-FRAME_TIME = 1.0 / 60.0
 
 
 class DeepMimicEnv(Env):
@@ -103,8 +101,8 @@ class DeepMimicEnv(Env):
     def calc_tracking_error(self, agent_id):
         return self._agents().calc_tracking_error(agent_id)
 
-    def get_ctrl_layout(self, agent_id):
-        return self._agents().ctrl.params.layout
+    def get_layout_desc(self, agent_id):
+        return self._agents().get_layout_desc(agent_id)
 
     # ---- per agent: sizes and normalisation ----
     def _state_layout(self):

@@ -10,6 +10,8 @@ from enum import Enum, IntEnum
 
 import numpy as np
 
+FRAME_TIME = 1.0 / 60.0     # DeepMimic's frame: the env updates num_update_substeps times per frame
+
 
 class Terminate(IntEnum):
     """Why an episode ended: Null (time limit: bootstrap), Fail (value 0), Succ (reward_succ)."""
@@ -98,10 +100,14 @@ class Env(ABC):
     def get_action_space(self, agent_id: int) -> ActionSpace:
         return ActionSpace.Continuous
 
-    def get_ctrl_layout(self, agent_id: int) -> str:
-        """The controller's state/action layout: "2021" (DeepMimic's current) or "2018" (the
-        pybullet wheel's pretrained policies); agents save their checkpoints in its names."""
-        return "2021"
+    def get_layout_desc(self, agent_id: int) -> dict:
+        """What the agent's states and actions mean beyond their sizes: for DeepMimic's controllers
+        {"layout": "2021" (DeepMimic's current) or "2018" (the pybullet wheel's pretrained
+        policies), "enable_phase_input", "record_world_root_pos", "record_world_root_rot"}
+        (env/sim/ctrl_params.py). Agents save their checkpoints in the layout's names and
+        demonstrations are checked against it; {} (nothing beyond the sizes; layout "2021")
+        by default."""
+        return {}
 
     # ---- per agent: sizes and normalisation ----
     @abstractmethod

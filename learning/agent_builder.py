@@ -36,8 +36,11 @@ def load_agent_config(agent_file):
 
 
 def build_agent(world, id, agent_file):
+    """The agent of an agent file, given what its class needs from the world besides the env (a
+    class with NEEDS_DEMOS gets the world's demonstrations as `demos`)."""
     cls, config, path = load_agent_config(agent_file)
     try:
-        return cls(world, id, config)
+        inputs = {"demos": world.load_demos(id, config.agent_type)} if cls.NEEDS_DEMOS else {}
+        return cls(world, id, config, **inputs)
     except ConfigError as err:      # checks that need the env or the number of ranks
         raise ConfigError(f"{path}: {err}") from None

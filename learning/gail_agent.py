@@ -2,8 +2,8 @@
 demonstrations (learning/demos.py), with DeepMimic's PPO step or TRPO (PolicyStep).
 
 The scene's reward is replaced by the discriminator's: stored paths keep the env's reward, which is
-logged (Train_Return, Test_Return) and never trained on. The demonstrations come from the args'
---demo_file, checked against the scene (sizes and layout) when the agent is built.
+logged (Train_Return, Test_Return) and never trained on. The demonstrations come from the builder
+(RLWorld.load_demos: the args' --demo_file, checked against the env's sizes and layout).
 
 Discriminator D(x), x = disc_norm(concat(state, action)): DiscHiddenLayers layers of
 DiscHiddenUnits units (DiscActivation, tanh), then one logit whose layer starts at zero. Labels
@@ -56,9 +56,8 @@ import tensorflow as tf
 import util.mpi_util as mpi_util
 from env.env import Terminate
 from learning.actor_critic import CRITIC_SCOPE, ActorCritic, ValueHead
-from learning.agent_config import ConfigError, PPOAgentConfig, key
+from learning.agent_config import PPOAgentConfig, key
 from learning.amp_util import grad_penalty
-from learning.demos import load_demos_for
 from learning.gail_util import (DISC_REWARDS, disc_reward, fisher_vector_product, flat_concat,
                                 gail_disc_loss, gaussian_kl, get_flat, set_flat)
 from learning.losses import gaussian_logp
@@ -173,23 +172,22 @@ class GAILAgent(PPOAgent):
     NAME = "GAIL"
     CONFIG = GAILAgentConfig
 
-    def __init__(self, world, id, config):
+    NEEDS_DEMOS = True
+
+    def __init__(self, world, id, config, demos):
+        """demos: the expert's DemoDataset, checked against the env (RLWorld.load_demos)."""
+        self.demos = demos
         self.disc_reward_mean = self.disc_reward_std = 0.0
         super().__init__(world, id, config)
 
     def __str__(self):
-        return (f"{super().__str__()}, {self.config.policy_step}, demonstrations {self.demo_file} "
+        return (f"{super().__str__()}, {self.config.policy_step}, demonstrations {self.demos.source} "
                 f"({self.demos.num_steps} steps, {self.demos.num_episodes} episodes)")
 
     # ---- set-up ----
     def _load_params(self, config):
         super()._load_params(config)
         self.use_trpo = config.policy_step == "TRPO"
-        self.demo_file = self.world.arg_parser.parse_string("demo_file")
-        if not self.demo_file:
-            raise ConfigError("AgentType: GAIL needs --demo_file (a dataset written by DeepMimic.py "
-                              "--record_demos)")
-        self.demos = load_demos_for(self.demo_file, self.env, self.id)
         self.expert_x = np.concatenate([self.demos.states.astype(np.float64), self.demos.actions], axis=1)
         r_min, r_max = DISC_REWARDS[config.disc_reward_type][1]
         gamma = config.discount

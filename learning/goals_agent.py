@@ -304,6 +304,10 @@ class GoalsAgent(PPOAgent):
         buf = self.replay_buffer
         return tuple(self._main_inputs(buf.get("states", slots), buf.get("goals", slots), buf.get("goal_ids", slots)))
 
+    def _decision_inputs(self, s, g):
+        """The action policy's inputs at a decision: with the one-hot of the current goal."""
+        return self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal])
+
     def _norm_states(self, states):
         return self.s_norm.normalize(states).astype(np.float32)
 
@@ -333,20 +337,12 @@ class GoalsAgent(PPOAgent):
             self._choose_goal(s, g)
         self._step += 1
         self._goal_start = goal_start
-        self._exp_action = self._enable_stoch_policy() and np.random.rand() < self.exp_params_curr.rate
-        model = self.model
-        inputs = self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal])
-        norm_a = model.actor_mean_np(inputs)[0].astype(np.float64)
-        logp = model.logp_at_mean_np
-        if self._exp_action:
-            noise = np.random.randn(norm_a.size)
-            norm_a += model.std_np * noise
-            logp -= 0.5 * float(noise @ noise)
+        a, logp = super()._decide_action(s, g)
         extras = self.path.extras
         extras["goal_ids"].append(self._goal)
         extras["goal_logps"].append(self._goal_logp if goal_start else 0.0)
         extras["stab_habs"].append(self._stab_factor)
-        return self.a_norm.unnormalize(norm_a), logp
+        return a, logp
 
     def _record_flags(self):
         return super()._record_flags() | (self.GOAL_START_FLAG if self._goal_start else 0)
@@ -356,10 +352,6 @@ class GoalsAgent(PPOAgent):
         reward = self.path.rewards[-1]
         factor = self.reward_hab.step(reward) if self._is_training_step() else self.reward_hab.value
         self.path.extras["reward_habs"].append(factor)
-
-    def _log_val(self, s, g):
-        val = self.model.critic_np(self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal]))[0]
-        self.env.log_val(self.id, float((1 - self.config.discount) * val))
 
     # ---- the action policy's PPO step (PPOAgent's, with these hooks) ----
     def _fetch_batch_rewards(self, idx):

@@ -81,16 +81,25 @@ class PGAgent(TFAgent):
     def _enable_stoch_policy(self):
         return self.enable_training and self.mode in (Mode.TRAIN, Mode.TRAIN_END)
 
+    def _decision_inputs(self, s, g):
+        """The networks' inputs (a batch of one) at a decision with state s and goal g."""
+        return self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None])
+
+    def calc_action(self, s, g, noise=None):
+        """The policy's action at (s, g), un-normalised: the Gaussian's mean, or with `noise`
+        (standard normal draws, one per action dimension) mean + std * noise."""
+        model = self.model
+        norm_a = model.actor_mean_np(self._decision_inputs(s, g))[0].astype(np.float64)
+        if noise is not None:
+            norm_a += model.std_np * noise
+        return self.a_norm.unnormalize(norm_a)
+
     def _decide_action(self, s, g):
         self._exp_action = self._enable_stoch_policy() and np.random.rand() < self.exp_params_curr.rate
-        model = self.model
-        norm_a = model.actor_mean_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0].astype(np.float64)
-        logp = model.logp_at_mean_np
-        if self._exp_action:
-            noise = np.random.randn(norm_a.size)
-            norm_a += model.std_np * noise
-            logp -= 0.5 * float(noise @ noise)
-        return self.a_norm.unnormalize(norm_a), logp
+        if not self._exp_action:
+            return self.calc_action(s, g), self.model.logp_at_mean_np
+        noise = np.random.randn(self.get_action_size())
+        return self.calc_action(s, g, noise), self.model.logp_at_mean_np - 0.5 * float(noise @ noise)
 
     def _record_flags(self):
         return self.EXP_ACTION_FLAG if self._exp_action else 0
@@ -100,5 +109,5 @@ class PGAgent(TFAgent):
         return self._critic_tf(tuple(self._norm_inputs(states, goals))).numpy().astype(np.float64)
 
     def _log_val(self, s, g):
-        val = self.model.critic_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
+        val = self.model.critic_np(self._decision_inputs(s, g))[0]
         self.env.log_val(self.id, float((1 - self.config.discount) * val))

@@ -37,6 +37,7 @@ NONFINITE_PATHS_STOP = 100
 
 class RLAgent:
     NAME = "None"
+    NEEDS_DEMOS = False     # True: the builder passes the world's demonstrations (learning/demos.py)
 
     def __init__(self, world, id, config):
         self.world = world

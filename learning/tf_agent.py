@@ -67,7 +67,7 @@ class TFAgent(RLAgent):
     # ---- checkpoints ----
     def checkpoint_layout(self):
         """"2018" when the agent's controller uses the 2018 state/action layout, else "2021"."""
-        return "2018" if self.env.get_ctrl_layout(self.id) == "2018" else "2021"
+        return "2018" if self.env.get_layout_desc(self.id).get("layout") == "2018" else "2021"
 
     def _legacy_val_norm(self):
         """(mean, std) of the val_norm a 2018 checkpoint stores (PGAgent: from its value bounds)."""

@@ -14,7 +14,8 @@ from learning.amp_util import style_reward
 from learning.checkpoint import read_checkpoint
 from learning.nets.net import NP_OPS, Net
 from learning.nets.net_builder import register_net
-from learning.rl_world import RLWorld, update_world
+from app.rollout import update_world
+from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
 from tests.toy_env import SMALL_NET, TOY_AGENT, PointMassEnv, register_small_net, toy_args
 

@@ -1,4 +1,4 @@
-"""Demonstration datasets (learning/demos.py): the 2018 -> 2021 action conversion is exact, the
+"""Demonstration datasets (learning/demos.py, recorded by app/record_demos.py): the 2018 -> 2021 action conversion is exact, the
 recorded states are what a 2021 scene records in the same physical state, a short recording
 round-trips through the file, mismatched or broken files are refused with one line naming the file
 and the field, and the shipped dataset matches the GAIL training scene."""
@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.build import build_world
+from app.record_demos import ActionConverter, TargetLayout, record_demos
 from env.deepmimic_env import DeepMimicEnv
-from learning.demos import (ActionConverter, TargetLayout, check_against, load_demos, load_demos_for,
-                            record_demos, save_demos, scene_layout)
-from learning.rl_world import build_world
+from learning.demos import check_against, load_demos, load_demos_for, save_demos, scene_layout
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent

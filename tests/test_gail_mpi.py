@@ -30,7 +30,8 @@ HUMANOID_OVERRIDES = {"ActorNet": "fc_2layers_32units", "CriticNet": "fc_2layers
 def run_rank(out_dir, scene, step):
     """One rank's training run (called under mpiexec)."""
     import util.mpi_util as mpi_util
-    from learning.rl_world import RLWorld, update_world
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from learning.tf_util import limit_tf_threads, seed_rank
     from tests.toy_env import PointMassEnv, register_small_net, toy_args
 

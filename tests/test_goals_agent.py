@@ -15,7 +15,8 @@ from learning.agent_builder import load_agent_config
 from learning.agent_config import ConfigError
 from learning.checkpoint import read_checkpoint
 from learning.goals_agent import LOG_COLUMNS, GoalsAgent
-from learning.rl_world import RLWorld, update_world
+from app.rollout import update_world
+from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
 from util.arg_parser import load_args
 from util.paths import project_root

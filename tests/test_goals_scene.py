@@ -26,7 +26,7 @@ def test_sizes_and_bounds(env):
     np.testing.assert_array_equal(env.build_action_bound_min(0), [-1, -1])
     np.testing.assert_array_equal(env.build_action_bound_max(0), [1, 1])
     assert (env.get_reward_min(0), env.get_reward_max(0)) == (0.0, 1.0)
-    assert env.get_ctrl_layout(0) == "2021"
+    assert env.get_layout_desc(0) == {}       # sizes only: the layout is "2021" (checkpoint names)
 
 
 def test_decision_every_four_updates_and_motion(env):

@@ -4,8 +4,8 @@ over 5 episodes of 20 s it falls at most once (slow: about 20 s of physics per e
 import pytest
 
 from env.env import Mode
-from learning.evaluate import evaluate, format_episode, summarize
-from learning.rl_world import build_world
+from app.evaluate import evaluate, format_episode, summarize
+from app.build import build_world
 from util.arg_parser import load_args
 
 RUN_WALK = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--rand_seed", "7"]

@@ -1,6 +1,6 @@
-"""env.advance (runs of updates between decisions, as learning.rl_world.update_world drives the
+"""env.advance (runs of updates between decisions, as app.rollout.update_world drives the
 env) gives bit-identical episodes to one update per call with the agent and episode checks after
-each, as learning.rl_world.step_world does."""
+each, as app.rollout runs them for hooks that see every update (each_update)."""
 import numpy as np
 import pytest
 

@@ -162,6 +162,9 @@ class GoalsPointScene(Scene):
     def check_terminate(self, agent_id=0):
         return Terminate.Fail if np.max(np.abs(self.pos)) > self.arena else Terminate.Null
 
+    def get_layout_desc(self, agent_id=0):
+        return {}
+
     def get_reward_min(self, agent_id=0):
         return 0.0
 

@@ -33,7 +33,7 @@ from env.scenes.scene import Scene, parse_timer_params
 from env.sim.ct_controller import CtPDController
 from env.sim.ctrl_params import CtrlParams
 from env.sim.perturbs import PerturbParams, Projectiles, RandPerturber
-from env.sim.sim_character import SimCharacter, body_aabbs
+from env.sim.sim_character import SimCharacter
 from env.sim.world import World
 
 VEL_EXPLODE_THRESHOLD = 100.0
@@ -198,7 +198,8 @@ class RLSceneSimChar(Scene):
 
     def resolve_ground_intersect(self):
         """Raise the character so no body is below the ground (+ 1 mm), as cSceneSimChar does."""
-        mins, _ = body_aabbs(self.char_desc, self.sim_char.get_body_states())
+        bodies = self.sim_char.get_body_states()
+        mins, _ = self.char_desc.body_aabbs(bodies.pos, bodies.rot)
         raise_by = max(0.0, self.world.ground_height + GROUND_PAD - mins[:, 1].min())
         if raise_by > 0.0:
             pose, vel = self.sim_char.get_state()
@@ -255,6 +256,9 @@ class RLSceneSimChar(Scene):
 
     def set_amp_obs_steps(self, num_steps):
         raise NotImplementedError(f"scene {self.name} records no AMP observations")
+
+    def get_layout_desc(self, agent_id=0):
+        return self.ctrl.params.layout_desc()
 
     def set_action(self, agent_id, action):
         self.ctrl.set_action(action)

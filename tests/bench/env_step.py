@@ -77,7 +77,7 @@ def bench_throughput(arg_file, seconds, seed, stepping):
     decisions = updates = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        remaining = num_substeps  # one 1/60 s frame, as learning.rl_world.update_world runs it
+        remaining = num_substeps  # one 1/60 s frame, as app.rollout.update_world runs it
         while remaining > 0:
             if env.need_new_action(0):
                 env.record_state(0)

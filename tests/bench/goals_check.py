@@ -38,8 +38,9 @@ def train(agent_data, out_dir, samples, seed):
     import numpy as np
 
     from env.deepmimic_env import DeepMimicEnv
-    from learning.evaluate import evaluate
-    from learning.rl_world import RLWorld, update_world
+    from app.evaluate import evaluate
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from learning.tf_util import seed_rank
     from util.arg_parser import load_args
 
