@@ -165,7 +165,7 @@ def run_evaluation(argv, options):
     world = load_world(argv, enable_draw=False)
     try:
         if not world.agents or world.agents[0] is None:
-            raise ValueError(f"--episodes needs an agent; scene {world.env.get_name()} has none")
+            raise ValueError(f"--episodes needs an agent; scene {world.env.name} has none")
         stats = evaluate(world, options.episodes, success_body_pos_err=options.success_body_pos_err)
     finally:
         world.shutdown()
@@ -187,7 +187,7 @@ def run_record_demos(argv, options):
     world = load_world(argv, enable_draw=False)
     try:
         if not world.agents or world.agents[0] is None:
-            raise ValueError(f"--record_demos needs an agent; scene {world.env.get_name()} has none")
+            raise ValueError(f"--record_demos needs an agent; scene {world.env.name} has none")
         data = record_demos(world, options.episodes, sample=options.demo_actions == "sample",
                             target_ctrl_file=options.demo_ctrl_file or None,
                             episode_time=options.demo_episode_time or None,

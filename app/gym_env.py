@@ -99,7 +99,7 @@ class DeepMimicGymEnv(gymnasium.Env):
         from env.render.draw_list import build_frame
         from env.render.render_process import RenderProcess
 
-        scene = self.env.scene
+        scene = self.env        # the env is the scene (env/deepmimic_env.py)
         if self._renderer is None:
             self._renderer = RenderProcess(*RENDER_SIZE, headless=True)
             self._camera = Camera.side_view(scene.camera_focus(), *RENDER_SIZE)

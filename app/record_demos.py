@@ -122,9 +122,8 @@ def record_demos(world, num_episodes, sample=False, target_ctrl_file=None, episo
     when given; invalid episodes are dropped) and returns the DemoDataset in the layout of
     target_ctrl_file's controller (default: default_target_ctrl_file). The env's own reward of
     every decision is kept for the metadata's summary only."""
-    env, agent = world.env, world.agents[0]
-    scene = getattr(env, "scene", None)
-    if agent is None or scene is None or getattr(scene, "ctrl", None) is None:
+    scene, agent = world.env, world.agents[0]
+    if agent is None or getattr(scene, "ctrl", None) is None:
         raise ValueError("--record_demos needs a scene with a simulated character and an agent")
     target = TargetLayout(scene, target_ctrl_file or default_target_ctrl_file(scene))
     recorder = DemoRecorder(world, target, sample, np.random.default_rng(seed), episode_time, log)
@@ -145,10 +144,10 @@ def record_demos(world, num_episodes, sample=False, target_ctrl_file=None, episo
             "agent_file": args.parse_strings("agent_files", ("",))[0],
             "model_file": (args.parse_strings("model_files", ("none",)) or ["none"])[0],
             "ctrl_file": args.parse_strings("char_ctrl_files", ("",))[0],
-            "layout": scene.ctrl.params.layout, "state_size": int(env.get_state_size(0)),
-            "action_size": int(env.get_action_size(0)), "actions": "sample" if sample else "mean",
+            "layout": scene.ctrl.params.layout, "state_size": int(scene.get_state_size(0)),
+            "action_size": int(scene.get_action_size(0)), "actions": "sample" if sample else "mean",
             "policy_std": [float(v) for v in np.atleast_1d(agent.model.std_np)[:1]],
-            "num_update_substeps": env.get_num_update_substeps(),
+            "num_update_substeps": scene.get_num_update_substeps(),
             "num_sim_substeps": args.parse_int("num_sim_substeps", 1),
         },
         "action_conversion": ("none" if target.convert.identity else

@@ -51,7 +51,7 @@ class Viewer:
         self.world = self.build_world()
         self.world.reset()   # the first episode in the world's mode (test limits when not training)
         self.drag = None
-        self.scene = self.world.env.scene
+        self.scene = self.world.env     # the env is the scene: its drawing and interaction hooks
         self.camera = Camera.side_view(self.scene.camera_focus(), self.width, self.height,
                                        self.track_mode)
         if self.traces is not None:

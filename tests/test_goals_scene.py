@@ -48,7 +48,7 @@ def test_decision_every_four_updates_and_motion(env):
 
 
 def test_spot_reward_and_arena_fail(env):
-    scene = env.scene
+    scene = env
     assert scene.spot_reward([1.2, 1.2]) == pytest.approx(1.0)
     assert scene.spot_reward([1.2 + 0.3, 1.2]) == pytest.approx(np.exp(-0.5))
     assert scene.spot_reward([-1.9, -1.9]) < 1e-3

@@ -15,7 +15,7 @@ RUN_WALK = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--rand_seed", "7
 def test_pretrained_walk_does_not_fall():
     world = build_world(load_args(RUN_WALK))
     try:
-        scene = world.env.scene
+        scene = world.env
         assert scene.mode == Mode.TEST and scene.timer.max_time == 20.0   # the very first episode too
         stats = evaluate(world, 5)
     finally:

@@ -12,7 +12,7 @@ FRAMES = 120
 
 def run(arg_file, use_advance, extra=()):
     env = DeepMimicEnv(load_args(["--arg_file", arg_file, *extra]), seed=3)
-    layout = env.scene.ctrl.action_layout
+    layout = env.ctrl.action_layout
     rng = np.random.default_rng(5)
     substeps = env.get_num_update_substeps()
     dt = 1.0 / 60.0 / substeps
