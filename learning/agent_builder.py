@@ -5,14 +5,14 @@ dependencies) loads only when a file asks for it. A class declares its config sc
 """
 from importlib import import_module
 
-from learning.agent_config import ConfigError, config_from_dict, read_agent_file
+from learning.configs.config import ConfigError, config_from_dict, read_agent_file
 from util.paths import resolve_data_path
 
 AGENT_TYPES = {
-    "PPO": "learning.ppo_agent:PPOAgent",
-    "AMP": "learning.amp_agent:AMPAgent",
-    "Goals": "learning.goals_agent:GoalsAgent",
-    "GAIL": "learning.gail_agent:GAILAgent",
+    "PPO": "learning.agents.ppo_agent:PPOAgent",
+    "AMP": "learning.agents.amp_agent:AMPAgent",
+    "Goals": "learning.agents.goals_agent:GoalsAgent",
+    "GAIL": "learning.agents.gail_agent:GAILAgent",
 }
 
 

@@ -8,7 +8,7 @@ import os
 
 from env.env import Mode
 from learning import agent_builder, checkpoint
-from learning.agent_config import ConfigError
+from learning.configs.config import ConfigError
 from learning.demos import load_demos_for
 from util.logger import Logger
 

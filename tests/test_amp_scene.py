@@ -14,7 +14,7 @@ from env.scenes.imitate_amp import ImitateAMPScene, MotionSet
 from env.scenes.scene_builder import scene_class
 from env.scenes.target_amp import TargetAMPScene
 from learning.agent_builder import load_agent_config
-from learning.amp_agent import AMPAgent
+from learning.agents.amp_agent import AMPAgent
 from util import math_util
 from util.arg_parser import load_args
 from util.paths import resolve_data_path

@@ -2,14 +2,14 @@
 import numpy as np
 import pytest
 
-from env.env import Mode, Terminate
-from learning.checkpoint import read_checkpoint
 from app.evaluate import evaluate, summarize, write_stats
 from app.rollout import WorldEvent, WorldHooks, run_updates, update_world
+from env.env import Mode, Terminate
+from env.tracking_error import TRACKING_ERRORS
+from learning.agents.rl_agent import TEST_TRACKING_COLUMNS
+from learning.checkpoint import read_checkpoint
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
-from learning.rl_agent import TEST_TRACKING_COLUMNS
-from env.tracking_error import TRACKING_ERRORS
 from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
 from util.logger import MIN_COLUMN_WIDTH
 
@@ -239,7 +239,7 @@ def test_adam_solvers_and_their_resume(tmp_path):
 
 
 def test_unknown_optimizer_is_a_config_error(tmp_path):
-    from learning.agent_config import ConfigError
+    from learning.configs.config import ConfigError
 
     with pytest.raises(ConfigError, match="ActorOptimizer: must be one of SGD, Adam, got 'RMSProp'"):
         make_world(tmp_path, ActorOptimizer="RMSProp")

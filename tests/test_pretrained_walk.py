@@ -3,9 +3,9 @@ DeepMimic.py --episodes runs it (RLWorld, PPOAgent with the checkpoint, test mod
 over 5 episodes of 20 s it falls at most once (slow: about 20 s of physics per episode)."""
 import pytest
 
-from env.env import Mode
-from app.evaluate import evaluate, format_episode, summarize
 from app.build import build_world
+from app.evaluate import evaluate, format_episode, summarize
+from env.env import Mode
 from util.arg_parser import load_args
 
 RUN_WALK = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--rand_seed", "7"]

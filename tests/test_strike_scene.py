@@ -12,7 +12,7 @@ import pytest
 from env.deepmimic_env import DeepMimicEnv
 from env.env import Mode, Terminate
 from learning.agent_builder import load_agent_config
-from learning.amp_agent import AMPAgent
+from learning.agents.amp_agent import AMPAgent
 from tests.deepmimic_checkout import deepmimic_path
 from util import math_util
 from util.arg_parser import load_args

@@ -6,9 +6,9 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-import DeepMimic
 from app.build import load_world
 from app.viewer import Viewer
+import DeepMimic
 from env.env import FRAME_TIME
 from util.arg_parser import ArgError, load_args
 from util.cli import run_main

@@ -12,8 +12,7 @@
    choices); from --episodes test episodes (mean actions, argmax goals, the same starts for both
    agents): the external return per episode (sum of the spot rewards) of both agents, and how
    many distinct goals the goal policy picks there.
-The flat PPO agent uses the file's fc_2layers_64units trunks, which importing learning.goals_agent
-registers (the Goals run does that first).
+The flat PPO agent uses the file's fc_2layers_64units trunks (a registered net).
 """
 import argparse
 import json

@@ -11,8 +11,8 @@ import numpy as np
 import tensorflow as tf
 
 from env.env import Mode
-from learning.actor_critic import ActorCritic
-from learning.tf_agent import TFAgent
+from learning.agents.tf_agent import TFAgent
+from learning.models.actor_critic import ActorCritic, build_actor, build_critic
 
 
 class PGAgent(TFAgent):
@@ -50,23 +50,40 @@ class PGAgent(TFAgent):
         return 0.0, 1.0
 
     def _input_sizes(self):
+        """The sizes of the actor's inputs: [state] or [state, goal]."""
         return [self.get_state_size()] + ([self.get_goal_size()] if self.has_goal() else [])
 
+    def _critic_input_sizes(self):
+        return self._input_sizes()
+
     def _input_spec(self):
-        return tuple(tf.TensorSpec([None, n], tf.float32) for n in self._input_sizes())
+        return input_spec(self._input_sizes())
+
+    def _critic_spec(self):
+        return input_spec(self._critic_input_sizes())
 
     def _build_nets(self):
-        cfg = self.config
-        self.model = ActorCritic(cfg.actor_net, cfg.critic_net, self._input_sizes(), self.get_action_size(),
-                                 cfg.actor_init_output_scale, self.exp_params_curr.noise)
+        self.model = ActorCritic(self._build_actor(), self._build_critic())
         self._critic_tf = tf.function(lambda inputs: self.model.critic(list(inputs)),
-                                      input_signature=[self._input_spec()])
+                                      input_signature=[self._critic_spec()])
+
+    def _build_actor(self):
+        cfg = self.config
+        return build_actor(cfg.actor_net, self._input_sizes(), self.get_action_size(), cfg.actor_init_output_scale,
+                           self.exp_params_curr.noise, self._learn_std())
+
+    def _learn_std(self):
+        """Whether the policy step trains the log-std (PPO's does not: it stays log(Noise))."""
+        return False
+
+    def _build_critic(self):
+        return build_critic(self.config.critic_net, self._critic_input_sizes())
 
     def _checkpoint_variables(self):
         return dict(self.model.variables)
 
     def _optional_checkpoint_variables(self):
-        return {self.model.actor_head.logstd_name}   # the 2018 layout has no log-std variable
+        return {self.model.logstd_name}   # the 2018 layout has no log-std variable
 
     def _on_params_changed(self):
         self.model.refresh_mirror()
@@ -111,3 +128,8 @@ class PGAgent(TFAgent):
     def _log_val(self, s, g):
         val = self.model.critic_np(self._decision_inputs(s, g))[0]
         self.env.log_val(self.id, float((1 - self.config.discount) * val))
+
+
+def input_spec(sizes):
+    """TensorSpecs of a network's float32 inputs (batches of the given widths)."""
+    return tuple(tf.TensorSpec([None, n], tf.float32) for n in sizes)
