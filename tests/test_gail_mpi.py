@@ -21,7 +21,7 @@ from tests.mpi_helpers import read_log, run_module_on_two_ranks, write_param_sum
 
 ROOT = Path(__file__).resolve().parent.parent
 ITERS = {"toy": 5, "humanoid": 6}
-TRPO = {"PolicyStep": "TRPO", "ExpParamsEnd": {"Rate": 1, "Noise": 0.05}}
+TRPO = {"PolicyStep": "TRPO", "ExpParamsEnd": {"Rate": 1, "Noise": 0.2}}   # the agent file's Noise (it does not anneal)
 HUMANOID_OVERRIDES = {"ActorNet": "fc_2layers_32units", "CriticNet": "fc_2layers_32units", "BatchSize": 512,
                       "MiniBatchSize": 128, "ReplayBufferSize": 20000, "TestEpisodes": 0, "OutputIters": 1000,
                       "DiscStepsPerIter": 5}
