@@ -5,6 +5,7 @@
     python DeepMimic.py --arg_file ... --headless --screenshot shot.png [--record_seconds 2]
     python DeepMimic.py --arg_file ... --headless --episodes 5 [--stats stats.json]
     python DeepMimic.py --arg_file ... --headless --episodes 5 --record_demos demos.npz [--demo_actions sample]
+    python DeepMimic.py --arg_file args/run_humanoid3d_walk_args.txt --policy_file walk.onnx
 
 Viewer options (besides the world's): --headless; --record PATH (a video for .mp4/.mkv/.mov/
 .avi/.webm, else a folder of PNG frames); --record_seconds S (simulated seconds, default 5 with
@@ -17,6 +18,9 @@ body position error, default 0.08 m); --cam_track_mode xz|y|xyz|still|fixed; --m
 --demo_ctrl_file (the training scene's controller file, whose layout the data is written in;
 default: data/controllers/humanoid3d_ctrl.txt for a 2018-layout expert, else the scene's own),
 --demo_episode_time S (cut episodes at S seconds; default: the scene's test limit).
+--policy_file FILE.onnx|FILE.npz: agent 0 acts with a policy written by scripts/export_policy.py
+instead of its checkpoint (--model_files is not loaded): mean actions, no training
+(learning/agents/exported_policy_agent.py).
 A flag given without a value means true.
 
 Keys: Esc quit; space pause; > / < one frame forward / back; . / , playback speed +-0.05, / back
@@ -58,6 +62,7 @@ class ViewerOptions:
     demo_ctrl_file: str = ""
     demo_episode_time: float = 0.0
     success_body_pos_err: float = SUCCESS_BODY_POS_ERR
+    policy_file: str = ""
 
     @classmethod
     def parse(cls, args):
@@ -71,11 +76,14 @@ class ViewerOptions:
             demo_actions=args.parse_string("demo_actions", "mean"),
             demo_ctrl_file=args.parse_string("demo_ctrl_file"),
             demo_episode_time=args.parse_float("demo_episode_time", 0.0),
-            success_body_pos_err=args.parse_float("success_body_pos_err", SUCCESS_BODY_POS_ERR))
+            success_body_pos_err=args.parse_float("success_body_pos_err", SUCCESS_BODY_POS_ERR),
+            policy_file=args.parse_string("policy_file"))
         if not options.success_body_pos_err > 0:
             raise ArgError(f"--success_body_pos_err {options.success_body_pos_err}: must be > 0 (metres)")
         if options.record_demos and not options.episodes:
             raise ArgError("--record_demos needs --headless --episodes N")
+        if options.record_demos and options.policy_file:
+            raise ArgError("--record_demos records the agent's own model; it cannot use --policy_file")
         if options.demo_actions not in ("mean", "sample"):
             raise ArgError(f"--demo_actions: expected mean or sample, got {options.demo_actions!r}")
         if options.track_mode not in TRACK_MODES:

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WORKERS ?= $(shell nproc)
 
-.PHONY: setup train test test-slow test-reference bench view clean data-extra
+.PHONY: setup train test test-slow test-reference bench bench-core view clean data-extra
 
 $(STAMP): requirements.txt requirements-bench.txt
 	bash scripts/install_system_deps.sh
@@ -52,6 +52,11 @@ test-reference: $(STAMP)
 # Throughput benchmark (also times the older port in the pybullet wheel, which needs tf-keras).
 bench: $(STAMP)
 	$(PY) -m tests.bench.throughput $(ARGS)
+
+# Our env against DeepMimic's C++ core in DeepMimic_Optimizer's loop, interleaved rounds (run it on
+# an idle machine): docs/bench/core_loop.json. Without DEEPMIMIC it says how to get the core.
+bench-core: $(STAMP)
+	DEEPMIMIC="$(DEEPMIMIC)" $(PY) -m tests.bench.core_loop $(ARGS)
 
 view: $(STAMP)
 	$(PY) DeepMimic.py --arg_file args/kin_char_args.txt $(ARGS)

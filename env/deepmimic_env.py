@@ -18,7 +18,7 @@ from util import mpi_util
 def DeepMimicEnv(arg_parser, enable_draw=False, seed=None):  # noqa: N802 (DeepMimic's constructor call)
     """The scene the args name, reset; enable_draw: a viewer draws it (Env.enable_draw)."""
     if seed is None and arg_parser.has_key("rand_seed"):
-        seed = mpi_util.rank_seed(arg_parser.parse_int("rand_seed"))
+        seed = mpi_util.rank_seed(arg_parser.parse_int("rand_seed", at_least=0))
     env = scene_class(arg_parser.parse_string("scene", required=True))(arg_parser, np.random.default_rng(seed))
     env.enable_draw = enable_draw
     env.reset()

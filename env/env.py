@@ -141,7 +141,11 @@ class Env(ABC):
         raise _no_agents(self)
 
     def get_goal_size(self, agent_id: int) -> int:
-        return 0
+        return len(self.goal_names(agent_id))
+
+    def goal_names(self, agent_id: int) -> list:
+        """A name per goal entry (none: no goal); scenes with a goal name theirs."""
+        return []
 
     def get_action_size(self, agent_id: int) -> int:
         raise _no_agents(self)

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from util.atomic_write import atomic_path
+from util.atomic_write import write_with
 from util.paths import resolve_data_path
 
 DATA_SUFFIX = ".data-00000-of-00001"
@@ -213,8 +213,7 @@ def load_normalizer(norm, scope, tensors, source, mean_sq=None):
 
 def write_resume_state(prefix, state):
     """Writes {key: number or array} to `<prefix>.resume.npz` atomically."""
-    with atomic_path(str(prefix) + RESUME_SUFFIX) as tmp, open(tmp, "wb") as f:
-        np.savez(f, **state)
+    write_with(str(prefix) + RESUME_SUFFIX, lambda f: np.savez(f, **state))
 
 
 def read_resume_state(prefix):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from util.atomic_write import atomic_path
+from util.atomic_write import write_with
 
 FORMAT_VERSION = 1
 ARRAYS = ("states", "actions", "times", "episode_starts", "episode_terminates")
@@ -58,11 +58,6 @@ def metadata_path(path):
     return Path(path).with_suffix(".json")
 
 
-def _atomic_write(path, write):
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        write(f)
-
-
 def save_demos(path, data):
     """Writes the .npz and its metadata .json (each atomically; sizes and counts are added to
     data.metadata); the dataset is checked first."""
@@ -77,9 +72,9 @@ def save_demos(path, data):
                        np.asarray(data.episode_terminates, np.int64), meta)
     check_consistent(data, path)
     text = json.dumps(meta, indent=1, sort_keys=True)
-    _atomic_write(path, lambda f: np.savez_compressed(
+    write_with(path, lambda f: np.savez_compressed(
         f, metadata=np.array(text), **{name: getattr(data, name) for name in ARRAYS}))
-    _atomic_write(metadata_path(path), lambda f: f.write((text + "\n").encode()))
+    write_with(metadata_path(path), lambda f: f.write((text + "\n").encode()))
 
 
 def load_demos(path):

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from util.arg_parser import ArgError, ArgParser, load_args
@@ -74,3 +76,26 @@ def test_to_lines_round_trip(tmp_path):
     again = load_args(["--arg_file", f])
     assert again.parse_floats("gravity") == [0.0, -9.8, 0.0]
     assert again.parse_string("scene") == "imitate"
+
+
+@pytest.mark.parametrize("key,vals,message", [
+    ("world_scale", ["nan"], "--world_scale expects a number, got 'nan'"),
+    ("world_scale", ["inf"], "--world_scale inf: must be finite"),
+    ("world_scale", ["0"], "--world_scale 0.0: must be > 0.0"),
+    ("gravity", ["0", "-9.8"], "--gravity expects 3 numbers, got 2"),
+    ("gravity", ["inf", "0", "0"], "--gravity inf: must be finite"),
+    ("time_lim_min", ["-1"], "--time_lim_min -1.0: must be >= 0.0"),
+    ("time_end_lim_exp", ["-2"], "--time_end_lim_exp -2.0: must be >= 0.0"),
+    ("char_init_pos_xs", ["inf"], "--char_init_pos_xs inf: must be finite"),
+    ("perturb_part_ids", ["15"], "--perturb_part_ids: body id 15 is not in [0, 14]"),
+    ("min_perturb", ["-5"], "--min_perturb -5.0: must be >= 0.0"),
+    ("max_perturb_duration", ["inf"], "--max_perturb_duration inf: must be finite"),
+    ("rand_seed", ["-1"], "--rand_seed -1: must be >= 0"),
+    ("pose_termination_dist", ["-0.5"], "--pose_termination_dist -0.5: must be >= 0.0"),
+])
+def test_world_numbers_are_validated(key, vals, message):
+    """The world's numeric arguments (rates, scales, sizes, limits): one line naming key and value."""
+    from env.deepmimic_env import DeepMimicEnv
+
+    with pytest.raises(ValueError, match=re.escape(message)):     # ArgError is a ValueError
+        DeepMimicEnv(load_args(["--arg_file", "args/train_humanoid3d_walk_args.txt", f"--{key}", *vals]))

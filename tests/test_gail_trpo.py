@@ -153,15 +153,32 @@ def test_trpo_step_on_a_linear_policy_reaches_the_trust_region():
 def test_trpo_step_kl_stays_under_its_bound_after_the_line_search(learn_std):
     """A tanh policy and a large max_kl: the quadratic model is wrong, and the accepted step's KL is
     still under the rejection bound 2 max_kl (a learned log-std moves too)."""
+    backtracked = []
     for max_kl in (0.01, 0.5, 2.0):
         policy = TinyPolicy(hidden=True, seed=2, learn_std=learn_std)
         x0, grad, fvp, f = trpo_problem(policy, seed=3)
+        old_mean, old_logstd = policy.mean().numpy(), policy.logstd.numpy()
         result = trust_region_step(x0, grad, fvp, f, max_kl, damping=0.1, cg_iters=10)
         assert result.accepted
-        assert result.kl <= 2 * max_kl
+        # the KL of the policy now in the variables, by the closed form in numpy (not the step's own number)
+        set_flat(policy.variables, result.x)
+        kl = numpy_gaussian_kl(old_mean, old_logstd, policy.mean().numpy(), policy.logstd.numpy())
+        assert kl == pytest.approx(result.kl, rel=1e-4, abs=1e-7)
+        assert 0 < kl <= 2 * max_kl
         assert result.loss < result.loss_before
+        backtracked.append(result.steps > 0)
         if learn_std:
             assert np.abs(result.x[-2:] - x0[-2:]).max() > 1e-4     # the log-std is stepped too
+    if learn_std:   # at max_kl 2 the quadratic model is wrong: the full step's KL was over the bound
+        assert backtracked[-1]
+
+
+def numpy_gaussian_kl(mean0, logstd0, mean1, logstd1):
+    """KL(N0 || N1) of diagonal Gaussians, summed over the action and averaged over the states."""
+    var0, var1 = np.exp(2 * logstd0.astype(np.float64)), np.exp(2 * logstd1.astype(np.float64))
+    diff = mean1.astype(np.float64) - mean0
+    per = logstd1 - logstd0 + (var0 + diff ** 2) / (2 * var1) - 0.5
+    return float(np.mean(np.sum(per, axis=-1)))
 
 
 def test_line_search_backtracks_and_rejects():

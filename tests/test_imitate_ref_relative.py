@@ -113,6 +113,10 @@ def test_reference_frames_ahead_in_the_state():
         per_step = 3 + 6 + 6 * 8 + 4
         assert env.get_state_size(0) == base + 2 * per_step
         assert env.build_state_norm_groups(0)[base:].tolist() == [0] * (2 * per_step)
+        names = scene.state_layout.entry_names([b.name for b in scene.char_desc.bodies])
+        assert len(names) == env.get_state_size(0)
+        assert names[base:base + 3] == ["ref1/root_pos_x", "ref1/root_pos_y", "ref1/root_pos_z"]
+        assert names[base + per_step + 9] == "ref3/chest/normal_x" and names[-1] == "ref3/left_elbow/angle"
         state = env.record_state(0)
         pose = scene.sim_char.get_state()[0]
         heading, to_heading = heading_frame(pose[3:7])

@@ -36,6 +36,34 @@ def test_rows_columns_and_append(tmp_path):
     assert [line.split()[0] for line in path.read_text().splitlines()] == ["Iteration", "0", "1", "2"]
 
 
+def test_resumed_run_with_new_columns_widens_the_log(tmp_path):
+    """A run begun without a column (an older version) and resumed with it: the log is rewritten
+    with the full header, the old rows hold nan there, and numpy reads it as one table."""
+    path = tmp_path / "agent0_log.txt"
+    old = Logger()
+    old.configure_output_file(str(path))
+    for it in range(2):
+        old.log_tabular("Iteration", it)
+        old.log_tabular("Test_Return", 1.5 + it)
+        old.dump_tabular()
+    new = Logger()
+    new.configure_output_file(str(path), append=True)
+    new.log_tabular("Iteration", 2)
+    new.log_tabular("Test_Return", 4.0)
+    new.log_tabular("Test_Body_Pos_Err", 0.07)
+    new.dump_tabular()
+    table = np.genfromtxt(path, names=True)
+    assert table.dtype.names == ("Iteration", "Test_Return", "Test_Body_Pos_Err")
+    assert table["Iteration"].tolist() == [0, 1, 2] and table["Test_Return"].tolist() == [1.5, 2.5, 4.0]
+    assert np.isnan(table["Test_Body_Pos_Err"][:2]).all() and table["Test_Body_Pos_Err"][2] == 0.07
+    assert len({len(line) for line in path.read_text().splitlines()}) == 1
+    fewer = Logger()
+    fewer.configure_output_file(str(path), append=True)
+    fewer.log_tabular("Iteration", 3)
+    with pytest.raises(ValueError, match="column\\(s\\) Test_Return, Test_Body_Pos_Err that this run does not log"):
+        fewer.dump_tabular()
+
+
 def test_single_process_mpi_helpers():
     assert (mpi_util.rank(), mpi_util.size(), mpi_util.is_root()) == (0, 1, True)
     assert mpi_util.reduce_sum(3) == 3.0 and mpi_util.reduce_mean(4.0) == 4.0

@@ -79,3 +79,23 @@ def test_killed_run_resumes_without_gap_or_repeat(tmp_path):
     assert samples == sorted(samples) and samples[-1] >= 1700
     assert all(b - a <= EVERY + 300 for a, b in zip(samples, samples[1:]))     # no gap (one batch of slack)
     assert samples[0] <= EVERY + 300
+
+
+def test_compare_picks_each_curves_point_nearest_the_budget(tmp_path, capsys):
+    from tests.bench.time_to_skill import compare
+
+    def curve(label, samples):
+        points = [{"iteration": i, "samples": s, "wall_hours": 0.1 * i, "criterion_met": False,
+                   "evaluation": {"falls": 8, "episodes": 8, "mean_length_s": s / 1e5, "mean_reward": 0.5,
+                                  "body_pos_err": 0.1, "lengths_s": [1.0] * 8}} for i, s in enumerate(samples)]
+        path = tmp_path / f"{label}.json"
+        path.write_text(json.dumps({"config": {"label": label, "arg_file": "x", "min_reward": 0.75,
+                                               "episode_time": 20.0, "max_body_pos_err": 0.08}, "points": points}))
+        return path
+
+    compare([curve("a", [100000, 240000, 520000]), curve("b", [300000, 700000])], tmp_path / "cmp.png",
+            [250000, 500000])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| a") or line.startswith("| b")]
+    assert rows == ["| a | 0.25M | 240,000 | 8/8 | 2.40 | 0.500 | 10.0 |",
+                    "| a | 0.5M | 520,000 | 8/8 | 5.20 | 0.500 | 10.0 |"]       # b has no point within 10%
+    assert (tmp_path / "cmp.png").stat().st_size > 0

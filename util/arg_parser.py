@@ -8,6 +8,7 @@ the file it came from) on a wrong type or a missing required key. The parser rec
 were asked for, so that `unused_keys` can name the ones given but never read (typos).
 """
 import difflib
+import math
 import shlex
 from pathlib import Path
 
@@ -22,7 +23,10 @@ class ArgError(ValueError):
 
 
 def _parse_float(text):
-    return float(text)
+    value = float(text)
+    if math.isnan(value):      # no key takes NaN ("inf" is a valid limit for some)
+        raise ValueError(text)
+    return value
 
 
 def _parse_int(text):
@@ -139,17 +143,39 @@ class ArgParser:
     def parse_strings(self, key, default=(), required=False):
         return self._list(key, default, required, str, "strings")
 
-    def parse_int(self, key, default=0, required=False):
-        return self._scalar(key, default, required, _parse_int, "an integer")
+    def parse_int(self, key, default=0, required=False, at_least=None):
+        value = self._scalar(key, default, required, _parse_int, "an integer")
+        if self.has_key(key):
+            self._check_range(key, value, at_least, None, False)
+        return value
 
     def parse_ints(self, key, default=(), required=False):
         return self._list(key, default, required, _parse_int, "integers")
 
-    def parse_float(self, key, default=0.0, required=False):
-        return self._scalar(key, default, required, _parse_float, "a number")
+    def parse_float(self, key, default=0.0, required=False, at_least=None, above=None, finite=False):
+        """A number; with at_least / above / finite, a value outside is an ArgError naming it."""
+        value = self._scalar(key, default, required, _parse_float, "a number")
+        if self.has_key(key):
+            self._check_range(key, value, at_least, above, finite)
+        return value
 
-    def parse_floats(self, key, default=(), required=False):
-        return self._list(key, default, required, _parse_float, "numbers")
+    def parse_floats(self, key, default=(), required=False, count=None, finite=False):
+        """Numbers; with count, exactly that many; with finite, no inf."""
+        values = self._list(key, default, required, _parse_float, "numbers")
+        if self.has_key(key):
+            if count is not None and len(values) != count:
+                raise ArgError(f"{self.source(key)}: --{key} expects {count} numbers, got {len(values)}")
+            for value in values:
+                self._check_range(key, value, None, None, finite)
+        return values
+
+    def _check_range(self, key, value, at_least, above, finite):
+        if finite and not math.isfinite(value):
+            raise ArgError(f"{self.source(key)}: --{key} {value}: must be finite")
+        if at_least is not None and value < at_least:
+            raise ArgError(f"{self.source(key)}: --{key} {value}: must be >= {at_least}")
+        if above is not None and not value > above:
+            raise ArgError(f"{self.source(key)}: --{key} {value}: must be > {above}")
 
     def parse_bool(self, key, default=False, required=False):
         return self._scalar(key, default, required, _parse_bool, "true or false")

@@ -45,3 +45,9 @@ def write_text(path, text):
 
 def write_json(path, data, indent=1):
     write_text(path, json.dumps(data, indent=indent) + "\n")
+
+
+def write_with(path, write):
+    """Calls write(f) on the temporary binary file, then replaces path."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        write(f)

@@ -9,7 +9,8 @@ from util import mpi_util
 
 VIEWER_KEYS = frozenset({
     "headless", "record", "record_seconds", "screenshot", "episodes", "stats", "cam_track_mode", "msaa",
-    "record_demos", "demo_actions", "demo_ctrl_file", "demo_episode_time", "success_body_pos_err"})
+    "record_demos", "demo_actions", "demo_ctrl_file", "demo_episode_time", "success_body_pos_err",
+    "policy_file"})
 OPTIMIZER_KEYS = frozenset({"max_samples", "max_iters", "output_path", "int_output_path"})
 LAUNCHER_KEYS = frozenset({"num_workers", "hostfile"})
 ENTRY_POINT_KEYS = VIEWER_KEYS | OPTIMIZER_KEYS | LAUNCHER_KEYS

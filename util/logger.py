@@ -1,7 +1,8 @@
 """Tabular training logs: one fixed-width, whitespace-separated row per iteration, rank 0 only.
 
 Columns are set by the first row (the order of the log_tabular calls); later rows must log the
-same keys. The file is readable with numpy.genfromtxt(names=True) or pandas.read_csv(sep=r"\s+").
+same keys. A resumed run appends to its log; when it logs columns the log lacks (a run begun by an
+older version), the file is first rewritten with the new header, the old rows holding nan there. The file is readable with numpy.genfromtxt(names=True) or pandas.read_csv(sep=r"\s+").
 With configure_tensorboard, rank 0 also writes every row as TensorBoard scalars (step: the row's
 Iteration), plus the row's log_scalar extras, which go to TensorBoard only.
 """
@@ -82,7 +83,9 @@ class Logger:
             lines = []
             if not self._started:
                 os.makedirs(os.path.dirname(os.path.abspath(self.output_path)), exist_ok=True)
-                if not self._append:
+                if self._append:
+                    self._widen_old_log(widths)
+                else:
                     lines.append(" ".join(f"{k:>{w}}" for k, w in zip(self._columns, widths)))
             lines.append(" ".join(f"{_format(self._row[k]):>{w}}" for k, w in zip(self._columns, widths)))
             _write_rows(self.output_path, "\n".join(lines) + "\n", append=self._started or self._append)
@@ -91,6 +94,27 @@ class Logger:
             self._tensorboard.write(int(self._row.get("Iteration", self._dumped)), {**self._row, **self._extras})
         self._dumped += 1
         self.last_row, self._row, self._extras = self._row, {}, {}
+
+
+    def _widen_old_log(self, widths):
+        """Before a resumed run's first row: rewrites a log whose header lacks some of this run's
+        columns with the full header, its rows holding nan in the new columns."""
+        with open(self.output_path) as f:
+            lines = f.read().splitlines()
+        old = lines[0].split() if lines else []
+        if old == self._columns:
+            return
+        dropped = [k for k in old if k not in self._columns]
+        if dropped:
+            raise ValueError(f"{self.output_path}: the log has column(s) {', '.join(dropped)} that this run does "
+                             "not log; resume with the version that began it, or start a new output path")
+        text = [" ".join(f"{k:>{w}}" for k, w in zip(self._columns, widths))]
+        for line in lines[1:]:
+            vals = dict(zip(old, line.split()))
+            text.append(" ".join(f"{vals.get(k, 'nan'):>{w}}" for k, w in zip(self._columns, widths)))
+        write_bytes(self.output_path, ("\n".join(text) + "\n").encode())
+        print(f"{self.output_path}: new log column(s) {', '.join(k for k in self._columns if k not in old)}; "
+              "earlier rows hold nan there", flush=True)
 
 
 def _write_rows(path, text, append):

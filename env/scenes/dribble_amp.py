@@ -44,7 +44,7 @@ from util import math_util
 REWARD_WEIGHTS = (0.1, 0.1, 0.3, 0.5)       # com->ball speed, com-ball distance, ball speed, ball-target
 REWARD_SCALES = (1.5, 0.5, 1.0, 0.5)
 COM_BALL_SUCC_DIST = 2.0
-BALL_STATE_SIZE = 15
+BALL_STATE_NAMES = tuple(f"ball/{v}_{c}" for v in ("pos", "normal", "tangent", "vel", "ang_vel") for c in "xyz")
 
 FLAG_POLE = np.array([0.03, 1.5, 0.03])
 FLAG_CLOTH = np.array([0.4, 0.25, 0.02])
@@ -75,7 +75,7 @@ class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
             raise ValueError(f"--min_tar_obj_dist {self.min_tar_obj_dist} and --max_tar_obj_dist "
                              f"{self.max_tar_obj_dist} must satisfy 0 <= min <= max")
         self.ball = Ball(self.world, args.parse_float("ball_radius", 0.2))
-        self.state_layout = TaskStateLayout(self.ctrl.state_layout, BALL_STATE_SIZE)
+        self.state_layout = TaskStateLayout(self.ctrl.state_layout, BALL_STATE_NAMES)
         self.prev_action_ball = np.zeros(3)
         self.reset_ball()
 
@@ -136,6 +136,9 @@ class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
         vel, ang_vel = self.ball.get_vel()
         return np.concatenate([to_heading @ pos, math_util.quat_to_norm_tangent(rot), to_heading @ vel,
                                to_heading @ ang_vel])
+
+    def goal_names(self, agent_id=0):
+        return ["ball_target_dir_x", "ball_target_dir_z", "ball_target_dist"]
 
     def record_goal(self, agent_id=0):
         root_rot = self.sim_pose_vel()[0][3:7]

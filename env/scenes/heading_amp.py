@@ -57,6 +57,11 @@ class HeadingAMPScene(TargetAMPScene):
     def target_dir(self):
         return np.array([np.cos(self.tar_heading), 0.0, -np.sin(self.tar_heading)])
 
+    def goal_names(self, agent_id=0):
+        """(cos, -sin) of the target heading minus the root's: the target direction's x, z in the
+        heading frame."""
+        return ["target_dir_x", "target_dir_z", "target_speed"]
+
     def record_goal(self, agent_id=0):
         heading = float(math_util.quat_heading(self.sim_pose_vel()[0][3:7]))
         delta = self.tar_heading - heading

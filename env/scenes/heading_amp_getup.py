@@ -127,8 +127,8 @@ class HeadingAMPGetupScene(HeadingAMPScene):
 
     # ---- goal --------------------------------------------------------------------------------
 
-    def get_goal_size(self, agent_id=0):
-        return super().get_goal_size(agent_id) + 1
+    def goal_names(self, agent_id=0):
+        return super().goal_names(agent_id) + ["getup_phase"]
 
     def record_goal(self, agent_id=0):
         return np.append(super().record_goal(agent_id), self.calc_getup_phase())

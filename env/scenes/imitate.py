@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from env.anim.character import JointType
 from env.anim.kin_character import KinCharacter
 from env.anim.motion import Motion
 from env.env import Terminate
@@ -62,10 +63,8 @@ class ImitateScene(RLSceneSimChar):
         self.enable_rand_rot_reset = args.parse_bool("enable_rand_rot_reset", False)
         self.enable_root_rot_fail = args.parse_bool("enable_root_rot_fail", False)
         self.rand_char_placement = args.parse_bool("enable_rand_char_placement", True)
-        self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0)
-        if not self.pose_termination_dist >= 0.0:
-            raise ValueError(f"--pose_termination_dist {self.pose_termination_dist}: must be >= 0 (0: off)")
-        init_xs = args.parse_floats("char_init_pos_xs", ())
+        self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0, at_least=0.0)   # 0: off
+        init_xs = args.parse_floats("char_init_pos_xs", (), finite=True)
         self.init_pos = np.array([init_xs[0] if init_xs else 0.0, 0.0, 0.0])
 
         self.motion = Motion.load(args.parse_string("motion_file", required=True), self.char_desc)
@@ -86,8 +85,7 @@ class ImitateScene(RLSceneSimChar):
         if any(k < 1 for k in self.tar_obs_steps):
             raise ValueError(f"--tar_obs_steps {' '.join(map(str, self.tar_obs_steps))}: steps must be >= 1")
         if self.tar_obs_steps:
-            per_step = 3 + 6 + 6 * len(self.reward_fn.sph_cols) + len(self.reward_fn.rev_cols)
-            self.state_layout = TaskStateLayout(self.ctrl.state_layout, per_step * len(self.tar_obs_steps))
+            self.state_layout = TaskStateLayout(self.ctrl.state_layout, self._tar_obs_names())
 
     # ---- reference character ---------------------------------------------------------------
 
@@ -177,6 +175,17 @@ class ImitateScene(RLSceneSimChar):
             return super().calc_state()
         return self._cached("imitate_state", lambda: np.concatenate([super(ImitateScene, self).calc_state(),
                                                                      self._tar_obs()]))
+
+    def _tar_obs_names(self):
+        """ref<k>/root_pos_{x,y,z}, ref<k>/root_{normal,tangent}_{x,y,z}, ref<k>/<joint>/{normal,
+        tangent}_{x,y,z} per spherical joint, ref<k>/<joint>/angle per revolute joint, per step k."""
+        joints = self.char_desc.joints
+        nt = [f"{v}_{c}" for v in ("normal", "tangent") for c in "xyz"]
+        sph = [j.name for j in joints if j.type is JointType.SPHERICAL]
+        rev = [j.name for j in joints if j.type is JointType.REVOLUTE]
+        return [f"ref{k}/{name}" for k in self.tar_obs_steps
+                for name in [f"root_pos_{c}" for c in "xyz"] + [f"root_{e}" for e in nt]
+                + [f"{j}/{e}" for j in sph for e in nt] + [f"{j}/angle" for j in rev]]
 
     def _tar_obs(self):
         """The reference frames ahead (tar_obs_steps), in the simulated character's heading frame."""

@@ -23,7 +23,7 @@ class KinCharScene(Scene):
         self.char_desc = CharacterDesc.load(char_file)
         motion = Motion.load(arg_parser.parse_string("motion_file", required=True), self.char_desc)
         self.kin_char = KinCharacter(self.char_desc, motion)
-        self.kin_char.origin_pos = np.array([arg_parser.parse_float("char_init_pos_x", 0.0), 0.0, 0.0])
+        self.kin_char.origin_pos = np.array([arg_parser.parse_float("char_init_pos_x", 0.0, finite=True), 0.0, 0.0])
         self.kin_char.set_time(0.0)
 
     def reset(self):

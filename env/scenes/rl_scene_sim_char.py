@@ -53,8 +53,8 @@ class RLSceneSimChar(RLScene):
         self.enable_fall_end = args.parse_bool("enable_fall_end", True)
         self.enable_contact_fall = args.parse_bool("enable_char_contact_fall", True)
 
-        self.world = World(world_scale=args.parse_float("world_scale", 1.0),
-                           gravity=args.parse_floats("gravity", (0.0, -9.8, 0.0)),
+        self.world = World(world_scale=args.parse_float("world_scale", 1.0, above=0.0, finite=True),
+                           gravity=args.parse_floats("gravity", (0.0, -9.8, 0.0), count=3, finite=True),
                            num_sim_substeps=args.parse_int("num_sim_substeps", 1), timestep=self.update_timestep,
                            terrain_file=args.parse_string("terrain_file", ""))
         char_types = args.parse_strings("char_types", ["general"])
@@ -73,6 +73,9 @@ class RLSceneSimChar(RLScene):
         self.action_layout = self.ctrl.action_layout   # the policy action; imitate may make it relative
 
         self.perturber = RandPerturber(PerturbParams.from_args(args), rng)
+        for body in self.perturber.params.part_ids:
+            if not 0 <= body < self.sim_char.num_bodies:
+                raise ValueError(f"--perturb_part_ids: body id {body} is not in [0, {self.sim_char.num_bodies - 1}]")
         self.projectiles = Projectiles(self.world)
         self._train_time_limit = self.timer.max_time
         self._ui_forces = []

@@ -62,9 +62,9 @@ def parse_timer_params(arg_parser, prefix, base=TimerParams()):
     kind = arg_parser.parse_string("timer_type", "uniform") or "uniform"
     if kind not in TIMER_TYPES:
         raise ValueError(f"--timer_type {kind!r} is not one of {', '.join(TIMER_TYPES)}")
-    return TimerParams(kind=kind, time_min=arg_parser.parse_float(f"{prefix}_min", base.time_min),
-                       time_max=arg_parser.parse_float(f"{prefix}_max", base.time_max),
-                       time_exp=arg_parser.parse_float(f"{prefix}_exp", base.time_exp))
+    return TimerParams(kind=kind, time_min=arg_parser.parse_float(f"{prefix}_min", base.time_min, at_least=0.0),
+                       time_max=arg_parser.parse_float(f"{prefix}_max", base.time_max, at_least=0.0),
+                       time_exp=arg_parser.parse_float(f"{prefix}_exp", base.time_exp, at_least=0.0))
 
 
 class Scene(Env):

@@ -153,8 +153,8 @@ class StrikeAMPScene(SuccessTimeTestReward, TargetAMPScene):
 
     # ---- goal --------------------------------------------------------------------------
 
-    def get_goal_size(self, agent_id=0):
-        return 4
+    def goal_names(self, agent_id=0):
+        return ["target_pos_x", "target_pos_y", "target_pos_z", "hit_phase"]
 
     def build_goal_norm_groups(self, agent_id=0):
         return np.full(self.get_goal_size(agent_id), int(NormGroup.None_), dtype=np.int32)

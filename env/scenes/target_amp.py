@@ -116,8 +116,8 @@ class TargetAMPScene(ImitateAMPScene):
 
     # ---- goal --------------------------------------------------------------------------------
 
-    def get_goal_size(self, agent_id=0):
-        return 3
+    def goal_names(self, agent_id=0):
+        return ["target_dir_x", "target_dir_z", "target_dist"]
 
     def record_goal(self, agent_id=0):
         pose, _ = self.sim_pose_vel()

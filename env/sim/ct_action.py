@@ -25,17 +25,18 @@ _Z_AXIS = np.array([0.0, 0.0, 1.0])
 
 
 class ActionLayout:
-    sph_size = 0
+    sph_entries = ()        # names of a spherical joint's entries (their number: its size)
 
     def __init__(self, char_desc, axis_angle_lim=None):
         joints = [j for j in char_desc.joints if j.type in (JointType.SPHERICAL, JointType.REVOLUTE)]
-        sizes = [self.sph_size if j.type is JointType.SPHERICAL else 1 for j in joints]
+        sph_size = len(self.sph_entries)
+        sizes = [sph_size if j.type is JointType.SPHERICAL else 1 for j in joints]
         starts = np.cumsum([0] + sizes[:-1]).astype(int)
         self.size = int(sum(sizes))
         self.sph_joints = [j for j in joints if j.type is JointType.SPHERICAL]
         self.rev_joints = [j for j in joints if j.type is JointType.REVOLUTE]
         self.sph_cols = np.array([s for s, j in zip(starts, joints) if j.type is JointType.SPHERICAL])[:, None] \
-            + np.arange(self.sph_size)
+            + np.arange(sph_size)
         self.rev_cols = np.array([s for s, j in zip(starts, joints) if j.type is JointType.REVOLUTE])
         self.offset = np.zeros(self.size)
         self.scale = np.ones(self.size)
@@ -47,6 +48,17 @@ class ActionLayout:
             self.bound_min[col], self.bound_max[col] = mid - 2.0 * rng, mid + 2.0 * rng
         for joint, cols in zip(self.sph_joints, self.sph_cols):
             self._spherical_bounds(joint, cols, axis_angle_lim)
+
+    def entry_names(self):
+        """A name per action entry: <joint>/<entry> (sph_entries of spherical joints, angle of
+        revolute ones), in joint id order."""
+        names = [""] * self.size
+        for joint, cols in zip(self.sph_joints, self.sph_cols):
+            for col, entry in zip(cols, self.sph_entries):
+                names[col] = f"{joint.name}/{entry}"
+        for joint, col in zip(self.rev_joints, self.rev_cols):
+            names[col] = f"{joint.name}/angle"
+        return names
 
     def to_targets(self, action):
         action = np.asarray(action, dtype=float)
@@ -63,7 +75,7 @@ class ActionLayout:
 
 
 class ExpMapAction(ActionLayout):
-    sph_size = 3
+    sph_entries = ("exp_map_x", "exp_map_y", "exp_map_z")
 
     def _spherical_bounds(self, joint, cols, axis_angle_lim):
         self.scale[cols] = 2.0 / MAX_EXP_MAP_LEN
@@ -90,7 +102,7 @@ class ExpMapAction(ActionLayout):
 
 
 class AxisAngleAction(ActionLayout):
-    sph_size = 4
+    sph_entries = ("angle", "axis_x", "axis_y", "axis_z")
 
     def _spherical_bounds(self, joint, cols, axis_angle_lim):
         low, high = axis_angle_lim[joint.id]

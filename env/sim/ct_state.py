@@ -82,6 +82,18 @@ class StateLayout:
         groups[:self.phase_size] = int(NormGroup.None_)
         return groups
 
+    def entry_names(self, body_names):
+        """A name per state entry, in order: phase, root_height, then per body <body>/pos_{x,y,z}
+        and <body>/normal_{x,y,z}, <body>/tangent_{x,y,z} (2021) or <body>/rot_{w,x,y,z} (2018),
+        then per body <body>/vel_{x,y,z}, <body>/ang_vel_{x,y,z} (frames: the module docstring)."""
+        if len(body_names) != self.num_bodies:
+            raise ValueError(f"{len(body_names)} body names for {self.num_bodies} bodies")
+        rot = [f"{v}_{c}" for v in ("normal", "tangent") for c in "xyz"] if self.rot_size == 6 \
+            else [f"rot_{c}" for c in "wxyz"]
+        pose = [f"{b}/{e}" for b in body_names for e in [f"pos_{c}" for c in "xyz"] + rot]
+        vel = [f"{b}/{v}_{c}" for b in body_names for v in ("vel", "ang_vel") for c in "xyz"]
+        return ["phase"][:self.phase_size] + ["root_height"] + pose + vel
+
     def build(self, bodies, phase, ground_height=0.0):
         """The state vector from SimCharacter.get_body_states() (or the same fields of any character).
         One matrix product turns every vector (positions, normals and tangents, velocities) into the
@@ -123,14 +135,18 @@ class StateLayout:
 
 
 class TaskStateLayout:
-    """The controller's state layout followed by `extra_size` scene features (offset 0, scale 1,
-    running normalisation): DeepMimic's RecordCtrlState + RecordTaskState (dribble_amp's ball),
-    or imitate's reference frames ahead (--tar_obs_steps)."""
+    """The controller's state layout followed by scene features named `extra_names` (offset 0,
+    scale 1, running normalisation): DeepMimic's RecordCtrlState + RecordTaskState (dribble_amp's
+    ball), or imitate's reference frames ahead (--tar_obs_steps)."""
 
-    def __init__(self, base, extra_size):
+    def __init__(self, base, extra_names):
         self.base = base
-        self.extra_size = extra_size
-        self.size = base.size + extra_size
+        self.extra_names = list(extra_names)
+        self.extra_size = len(self.extra_names)
+        self.size = base.size + self.extra_size
+
+    def entry_names(self, body_names):
+        return self.base.entry_names(body_names) + self.extra_names
 
     @property
     def offset(self):

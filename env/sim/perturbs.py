@@ -34,12 +34,13 @@ class PerturbParams:
     def from_args(cls, args):
         d = cls()
         return cls(enable=args.parse_bool("enable_rand_perturbs", d.enable),
-                   time_min=args.parse_float("perturb_time_min", d.time_min),
-                   time_max=args.parse_float("perturb_time_max", d.time_max),
-                   min_force=args.parse_float("min_perturb", d.min_force),
-                   max_force=args.parse_float("max_perturb", d.max_force),
-                   min_duration=args.parse_float("min_pertrub_duration", d.min_duration),
-                   max_duration=args.parse_float("max_perturb_duration", d.max_duration),
+                   time_min=args.parse_float("perturb_time_min", d.time_min, at_least=0.0),
+                   time_max=args.parse_float("perturb_time_max", d.time_max, at_least=0.0),
+                   min_force=args.parse_float("min_perturb", d.min_force, at_least=0.0, finite=True),
+                   max_force=args.parse_float("max_perturb", d.max_force, at_least=0.0, finite=True),
+                   min_duration=args.parse_float("min_pertrub_duration", d.min_duration, at_least=0.0, finite=True),
+                   max_duration=args.parse_float("max_perturb_duration", d.max_duration, at_least=0.0,
+                                                 finite=True),
                    part_ids=tuple(args.parse_ints("perturb_part_ids", ())))
 
 

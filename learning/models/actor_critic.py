@@ -6,7 +6,8 @@ actor gives the mean of a diagonal Gaussian in normalised action units (the agen
 with a_norm); its log-std is a variable set to log(Noise), fixed (DeepMimic's PPO) unless
 learn_std (GAIL's TRPO step trains it, as its reference does). The critic gives the raw value.
 Every function exists in TF (training, batches) and as a numpy mirror (one decision at a time),
-refreshed from the variables by `refresh_mirror()` after each update.
+refreshed from the variables by `refresh_mirror()` after each update; the actor mean can also be
+recorded as a graph (policy export, learning/nets/graph_ops.py).
 
 TF1 names (DeepMimic 2021): agent/main/actor/{trunk}, agent/main/actor/dist_gauss_diag/mean/
 {kernel,bias}, agent/main/actor/dist_gauss_diag/logstd/bias, agent/main/critic/{trunk},
@@ -106,3 +107,9 @@ class ActorCritic(ActorCriticBase):
 
     def logstd_np(self):
         return self._params[self.logstd_name]
+
+    # ---- recorded (learning/nets/graph_ops.py) ----
+    def actor_mean_graph(self, graph, inputs):
+        """The actor mean over the graph's input tensors, recorded into `graph` with the mirror's
+        values as constants."""
+        return self.actor_network.forward(graph.ops, graph.params(self._params), inputs)

@@ -5,6 +5,7 @@
         [--max_samples 10000000] [--episodes 8] [--episode_time 20] [--seed 1] \\
         [--json docs/bench/time_to_skill_walk_fast.json] [--plot docs/bench/time_to_skill_walk.png]
         [--label fast] [--eval_intermediate]
+    .venv/bin/python -m tests.bench.time_to_skill --compare CURVE.json ... [--plot PNG] [--at 500000 ...]
 
 The run folder (--output) holds the training's output (checkpoint, resume state, log, intermediate
 checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --max_samples:
@@ -30,6 +31,9 @@ the curve is not evaluated again and one trained but not yet evaluated is evalua
 curve goes on without a gap or a repeat. --eval_intermediate also evaluates the intermediate
 checkpoints (DIR/intermediate/agent0_models, every IntOutputIters) not on the curve, e.g. of a run
 started without this script.
+
+--compare: the curves on one plot, and a table at equal budgets (--at: for each budget, each
+curve's point nearest to it, within 10%).
 """
 import argparse
 import ctypes
@@ -53,6 +57,7 @@ MODEL_NAME = "agent0_model.ckpt"
 LOG_NAME = "agent0_log.txt"
 INT_MODELS = Path("intermediate") / "agent0_models"
 PR_SET_PDEATHSIG = 1
+BUDGET_TOLERANCE = 0.1      # --compare --at: a point within 10% of a budget stands for it
 
 
 class Interrupted(Exception):
@@ -235,6 +240,33 @@ def plot_curves(curves, path):
     plt.close(fig)
 
 
+def compare(paths, plot=None, budgets=()):
+    """Prints each curve's point nearest to each budget (within BUDGET_TOLERANCE) as a Markdown
+    table; plots the curves together."""
+    curves = []
+    for path in paths:
+        try:
+            curves.append(json.loads(Path(path).read_text()))
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"time_to_skill: {path}: {e}")
+    print("| curve | budget | samples | falls | length (s) | reward/decision | body pos (cm) |")
+    print("|---|---|---|---|---|---|---|")
+    for curve in curves:
+        label = curve["config"].get("label") or curve["config"]["arg_file"]
+        for budget in budgets or [max(p["samples"] for p in curve["points"])]:
+            near = [p for p in curve["points"] if abs(p["samples"] - budget) <= BUDGET_TOLERANCE * budget]
+            if not near:
+                continue
+            p = min(near, key=lambda q: abs(q["samples"] - budget))
+            ev = p["evaluation"]
+            err = ev.get("body_pos_err")
+            print(f"| {label} | {budget / 1e6:g}M | {p['samples']:,} | {ev['falls']}/{ev['episodes']} | "
+                  f"{ev['mean_length_s']:.2f} | {ev['mean_reward']:.3f} | "
+                  f"{'-' if err is None else f'{100 * err:.1f}'} |")
+    if plot:
+        plot_curves(curves, plot)
+
+
 def load_or_start(args):
     out = Path(args.output)
     curve_path = out / CURVE_NAME
@@ -326,6 +358,14 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--worker"]:
         print(RESULT_PREFIX + json.dumps(eval_worker(json.loads(argv[1]))), flush=True)
+        return 0
+    if argv[:1] == ["--compare"]:
+        p = argparse.ArgumentParser(prog="time_to_skill --compare")
+        p.add_argument("--compare", nargs="+", required=True)
+        p.add_argument("--plot")
+        p.add_argument("--at", nargs="*", type=float, default=[])
+        opts = p.parse_args(argv)
+        compare(opts.compare, opts.plot, opts.at)
         return 0
     cfg, curve = load_or_start(parse_args(argv))
     try:

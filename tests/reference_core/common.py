@@ -91,28 +91,54 @@ def noise_actions(offset, num, std=0.05, seed=0):
     return (-offset + std * rng.standard_normal((num, offset.size))).tolist()
 
 
-def bench(env, num_decisions, seed=0, std=0.05, agent_id=0):
-    """Decisions per second of the same training-like loop on either side: update per env sub-step;
-    at each decision record state, goal, reward, then act (noise around the neutral action); an
-    episode end or invalid episode resets. Returns (decisions/s, decisions, resets)."""
+def bench(env, decisions=None, seconds=None, seed=0, std=0.05, agent_id=0):
+    """Decisions per second of DeepMimic_Optimizer's training loop on either side, a noise policy
+    in place of the network. Per env update of update_timestep(env) (DeepMimic.py's update_world
+    runs num_update_substeps of them per 1/60 s frame and drops the rest of a frame after a reset,
+    which skips no work, so one flat loop makes the same calls):
+      - an agent that needs an action (RLAgent._update_new_action) records state and goal, and the
+        reward of its last action unless this is the episode's first decision, then sets an action
+        drawn N(-action_offset, std^2 I) (noise around the neutral action) clipped to the bounds;
+      - the env updates; an invalid episode resets (its path is thrown away); an ended episode
+        (RLAgent._end_path) records the final state, goal, reward and termination, then resets.
+    Stops at the first decision after `decisions` decisions or `seconds` seconds (either may be
+    None). Returns decisions_per_s, decisions, episodes (ended), invalid (resets after an invalid
+    episode), seconds."""
     dt = update_timestep(env)
     offset = np.asarray(env.build_action_offset(agent_id), dtype=float)
+    low = np.asarray(env.build_action_bound_min(agent_id), dtype=float)
+    high = np.asarray(env.build_action_bound_max(agent_id), dtype=float)
+    max_decisions = np.inf if decisions is None else decisions
+    max_seconds = np.inf if seconds is None else seconds
     rng = np.random.default_rng(seed)
     env.reset()
-    count, resets = 0, 0
+    count = episodes = invalid = 0
+    first = True
     start = time.perf_counter()
-    while count < num_decisions:
+    while True:
         if env.need_new_action(agent_id):
+            if count >= max_decisions or time.perf_counter() - start >= max_seconds:
+                break
+            env.record_state(agent_id)
+            env.record_goal(agent_id)
+            if not first:
+                env.calc_reward(agent_id)
+            env.set_action(agent_id, np.clip(-offset + std * rng.standard_normal(offset.size), low, high))
+            count += 1
+            first = False
+        env.update(dt)
+        if not env.check_valid_episode():
+            invalid += 1
+            env.reset()
+            first = True
+        elif env.is_episode_end():
             env.record_state(agent_id)
             env.record_goal(agent_id)
             env.calc_reward(agent_id)
-            env.set_action(agent_id, -offset + std * rng.standard_normal(offset.size))
-            count += 1
-        env.update(dt)
-        if not env.check_valid_episode() or env.is_episode_end():
-            env.calc_reward(agent_id)
             env.check_terminate(agent_id)
+            episodes += 1
             env.reset()
-            resets += 1
+            first = True
     elapsed = time.perf_counter() - start
-    return {"decisions_per_s": count / elapsed, "decisions": count, "resets": resets, "seconds": elapsed}
+    return {"decisions_per_s": count / elapsed, "decisions": count, "episodes": episodes, "invalid": invalid,
+            "seconds": elapsed}

@@ -14,7 +14,8 @@ Commands:
     call {"name": n, "args": []}  one env call by its snake_case name (CoreEnv)
     layout                        common.layout
     rollout {"actions": [...], "amp": bool, "amp_at_reset": bool}   common.rollout from the current state
-    bench {"decisions": n, "seed": s}         common.bench
+    bench {"decisions": n, "seconds": t, "seed": s, "std": x}   common.bench (the loop runs here: no
+                                  per-step message is timed)
     quit
 """
 import json
@@ -37,7 +38,9 @@ def main():
     import DeepMimicCore   # the SWIG module DeepMimicCore.py in build_dir
 
     class CoreEnv:
-        """The core under env/env.py's snake_case names (numpy arrays out)."""
+        """The core under env/env.py's snake_case names (numpy arrays out). A name is resolved once
+        and kept on the instance, so that a call costs about what DeepMimic's own env wrapper costs
+        (one Python function around the SWIG call): common.bench times loops over these."""
 
         def __init__(self, args):
             self.core = DeepMimicCore.cDeepMimicCore(False)
@@ -56,6 +59,7 @@ def main():
                 args = [list(map(float, a)) if isinstance(a, (list, tuple, np.ndarray)) else a for a in args]
                 out = fn(*args)
                 return np.asarray(out) if isinstance(out, tuple) else out
+            self.__dict__[name] = call
             return call
 
     env = None
@@ -90,7 +94,8 @@ def main():
                 out = common.rollout(env, req["actions"], amp=req.get("amp", False),
                                      amp_at_reset=req.get("amp_at_reset", False))
             elif cmd == "bench":
-                out = common.bench(env, req["decisions"], seed=req.get("seed", 0))
+                out = common.bench(env, req.get("decisions"), req.get("seconds"), seed=req.get("seed", 0),
+                                   std=req.get("std", 0.05))
             else:
                 raise ValueError(f"unknown command {cmd!r}")
             proto.write(json.dumps({"ok": out}) + "\n")

@@ -23,6 +23,7 @@ from tests.reference_core import common
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1]
 TIME_LIMIT = 20.0           # seconds: far beyond the ~1 s the tests run
+APT_PACKAGES = "libbullet-dev libeigen3-dev swig libglew-dev freeglut3-dev python3.11-dev g++ make patch"
 CLIPS = ("walk", "run", "backflip", "cartwheel", "jump", "spinkick")
 
 # Controller layouts: (EnablePhaseInput, RecordWorldRootPos, RecordWorldRootRot)
@@ -122,7 +123,7 @@ class Case:
     ours_extra: list = field(default_factory=list)      # only ours (e.g. a dataset path)
     theirs_extra: list = field(default_factory=list)
     amp: bool = False
-    time_limit: float = TIME_LIMIT                     # every time_lim / time_end_lim bound
+    time_limit: float | None = TIME_LIMIT       # every time_lim / time_end_lim bound (None: the files' own)
     mode: int = 0                                      # Mode.TRAIN; 1: TEST
     clip: str = ""    # imitate scenes: both sides load the checkout's data/motions/humanoid3d_<clip>.txt
 
@@ -136,19 +137,30 @@ def _ctrl_file(base, layout, tmpdir, tag):
     return str(path)
 
 
+def _limits(case):
+    if case.time_limit is None:
+        return []
+    lim = str(case.time_limit)
+    return ["--time_lim_min", lim, "--time_lim_max", lim, "--time_end_lim_min", lim, "--time_end_lim_max", lim]
+
+
+def our_args(case, checkout, tmpdir):
+    """Our argv: our arg file behind the shared overrides. With a checkout, the clip is the
+    checkout's (the pybullet wheel's spinkick has another root heading); without one (checkout
+    None), the clip our file names."""
+    ctrl = _ctrl_file(PROJECT / "data/controllers/humanoid3d_ctrl.txt", case.layout, tmpdir, "ours")
+    clip = (["--motion_file", str(Path(checkout) / f"data/motions/humanoid3d_{case.clip}.txt")]
+            if case.clip and checkout is not None else [])
+    return [*_limits(case), *case.overrides, *case.ours_extra, *clip, "--char_ctrl_files", ctrl,
+            "--arg_file", str(PROJECT / case.ours)]
+
+
 def case_args(case, checkout, tmpdir):
     """(our argv, their argv): each side's own arg file behind the shared overrides."""
-    lim = str(case.time_limit)
-    limits = ["--time_lim_min", lim, "--time_lim_max", lim, "--time_end_lim_min", lim, "--time_end_lim_max", lim]
-    ours_ctrl = _ctrl_file(PROJECT / "data/controllers/humanoid3d_ctrl.txt", case.layout, tmpdir, "ours")
-    theirs_ctrl = _ctrl_file(Path(checkout) / "data/controllers/humanoid3d_ctrl.txt", case.layout, tmpdir, "theirs")
-    # the checkout's clip on our side too (the pybullet wheel's spinkick has another root heading)
-    ours_clip = ["--motion_file", str(Path(checkout) / f"data/motions/humanoid3d_{case.clip}.txt")] if case.clip else []
-    ours = [*limits, *case.overrides, *case.ours_extra, *ours_clip, "--char_ctrl_files", ours_ctrl,
-            "--arg_file", str(PROJECT / case.ours)]
-    theirs = [*limits, *case.overrides, *case.theirs_extra, "--char_ctrl_files", theirs_ctrl,
+    ctrl = _ctrl_file(Path(checkout) / "data/controllers/humanoid3d_ctrl.txt", case.layout, tmpdir, "theirs")
+    theirs = [*_limits(case), *case.overrides, *case.theirs_extra, "--char_ctrl_files", ctrl,
               "--arg_file", case.theirs]
-    return ours, theirs
+    return our_args(case, checkout, tmpdir), theirs
 
 
 class OurSide:
