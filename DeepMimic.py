@@ -14,13 +14,13 @@ evaluation: per episode and in the summary, the reward, falls and, when the scen
 the imitation metrics and successes; --success_body_pos_err M sets a success's bound on the mean
 body position error, default 0.08 m); --cam_track_mode xz|y|xyz|still|fixed; --msaa N (anti-aliasing samples, default 4).
 --record_demos FILE.npz with --episodes N: roll the agent out and write a demonstration dataset
-(learning/demos.py) instead of evaluating; --demo_actions mean|sample (default mean),
+(app/record_demos.py) instead of evaluating; --demo_actions mean|sample (default mean),
 --demo_ctrl_file (the training scene's controller file, whose layout the data is written in;
 default: data/controllers/humanoid3d_ctrl.txt for a 2018-layout expert, else the scene's own),
 --demo_episode_time S (cut episodes at S seconds; default: the scene's test limit).
 --policy_file FILE.onnx|FILE.npz: agent 0 acts with a policy written by scripts/export_policy.py
 instead of its checkpoint (--model_files is not loaded): mean actions, no training
-(learning/exported_policy_agent.py).
+(learning/agents/exported_policy_agent.py).
 A flag given without a value means true.
 
 Keys: Esc quit; space pause; > / < one frame forward / back; . / , playback speed +-0.05, / back
@@ -38,6 +38,7 @@ from util.cli import configure_process_env, run_main
 
 configure_process_env()  # thread caps (OPENBLAS_NUM_THREADS=1) before numpy is first imported
 
+from env.env import FRAME_TIME  # noqa: E402
 from env.render.camera import TRACK_MODES  # noqa: E402
 from env.tracking_error import SUCCESS_BODY_POS_ERR  # noqa: E402
 from util.arg_parser import ArgError, load_args  # noqa: E402
@@ -101,31 +102,12 @@ def _flag(args, key):
     return args.has_key(key) and (not args.table[key] or args.parse_bool(key))
 
 
-def build_world(argv, enable_draw=True):
-    """A fresh RLWorld from the command line (re-reading the arg files, as the `l` key wants);
-    warns about arguments nobody reads. With --policy_file, agent 0 acts with that exported policy
-    and no checkpoint is loaded."""
-    from learning.rl_world import build_world as build_rl_world
-    from util.entry_keys import warn_unused_args
-    args = load_args(argv)
-    policy_file = args.parse_string("policy_file")
-    if policy_file:
-        args.set("model_files", ["none"] * len(args.parse_strings("agent_files")))
-    world = build_rl_world(args, enable_draw)
-    if policy_file:
-        from learning.exported_policy_agent import use_exported_policy
-        use_exported_policy(world, policy_file)
-    warn_unused_args(args)
-    return world
-
-
 # ---- window ---------------------------------------------------------------------------------
 
 def run_window(viewer, options):
     """Ticks at the viewer's interval and draws at up to 60 frames/s; the window lives in the
     render process, which sends back its input events."""
     from env.render.render_process import RenderProcess
-    from env.render.viewer import FRAME_DT
     render = RenderProcess(WIDTH, HEIGHT, headless=False, msaa=options.msaa)
     print(f"OpenGL {render.gl_info}")
     try:
@@ -138,7 +120,7 @@ def run_window(viewer, options):
             if now >= next_draw:
                 for event in render.draw(viewer.frame(), viewer.camera, *viewer.hud_content()):
                     viewer.handle_event(event)
-                next_draw = now + FRAME_DT
+                next_draw = now + FRAME_TIME
             wake = min(last_tick + viewer.tick_interval(), next_draw)
             time.sleep(max(0.0, wake - time.perf_counter()))
     finally:
@@ -154,14 +136,13 @@ def headless_frames(viewer, seconds, msaa):
     depend on how fast the machine renders. Yields (frame index, image); index 0 is the start.
     """
     from env.render.render_process import RenderProcess
-    from env.render.viewer import FRAME_DT
     render = RenderProcess(WIDTH, HEIGHT, headless=True, msaa=msaa)
     print(f"OpenGL {render.gl_info}")
     try:
         yield 0, render.draw(viewer.frame(), viewer.camera, *viewer.hud_content())
         clock, next_tick = 0.0, viewer.tick_interval()
-        for index in range(1, round(seconds / FRAME_DT) + 1):
-            clock += FRAME_DT
+        for index in range(1, round(seconds / FRAME_TIME) + 1):
+            clock += FRAME_TIME
             while clock >= next_tick - 1e-9:
                 viewer.tick()
                 next_tick += viewer.tick_interval()
@@ -186,12 +167,13 @@ def run_headless(viewer, options):
 
 
 def run_evaluation(argv, options):
-    """N test-mode episodes without drawing (learning/evaluate.py); prints and writes stats."""
-    from learning.evaluate import evaluate, format_episode, summarize, write_stats
-    world = build_world(argv, enable_draw=False)
+    """N test-mode episodes without drawing (app/evaluate.py); prints and writes stats."""
+    from app.build import load_world
+    from app.evaluate import evaluate, format_episode, summarize, write_stats
+    world = load_world(argv, enable_draw=False)
     try:
         if not world.agents or world.agents[0] is None:
-            raise ValueError(f"--episodes needs an agent; scene {world.env.get_name()} has none")
+            raise ValueError(f"--episodes needs an agent; scene {world.env.name} has none")
         stats = evaluate(world, options.episodes, success_body_pos_err=options.success_body_pos_err)
     finally:
         world.shutdown()
@@ -204,14 +186,16 @@ def run_evaluation(argv, options):
 
 
 def run_record_demos(argv, options):
-    """N test-mode episodes written as a demonstration dataset (learning/demos.py)."""
+    """N test-mode episodes written as a demonstration dataset (app/record_demos.py)."""
     import shlex
 
-    from learning.demos import record_demos, save_demos
-    world = build_world(argv, enable_draw=False)
+    from app.build import load_world
+    from app.record_demos import record_demos
+    from learning.demos import save_demos
+    world = load_world(argv, enable_draw=False)
     try:
         if not world.agents or world.agents[0] is None:
-            raise ValueError(f"--record_demos needs an agent; scene {world.env.get_name()} has none")
+            raise ValueError(f"--record_demos needs an agent; scene {world.env.name} has none")
         data = record_demos(world, options.episodes, sample=options.demo_actions == "sample",
                             target_ctrl_file=options.demo_ctrl_file or None,
                             episode_time=options.demo_episode_time or None,
@@ -246,8 +230,9 @@ def main(argv=None):
 
 
 def run_viewer(argv, options):
-    from env.render.viewer import Viewer
-    viewer = Viewer(lambda: build_world(argv), WIDTH, HEIGHT, options.track_mode)
+    from app.build import load_world
+    from app.viewer import Viewer
+    viewer = Viewer(lambda: load_world(argv), WIDTH, HEIGHT, options.track_mode)
     try:
         (run_headless if options.headless else run_window)(viewer, options)
     finally:

@@ -20,7 +20,9 @@ from util.cli import configure_process_env, run_main
 configure_process_env()  # before numpy and TensorFlow are imported
 
 import util.mpi_util as mpi_util  # noqa: E402
-from learning.rl_world import WorldEvent, build_world, update_world  # noqa: E402
+from app.build import build_world  # noqa: E402
+from app.rollout import WorldEvent, update_world  # noqa: E402
+from env.env import FRAME_TIME  # noqa: E402
 from util.arg_parser import load_args  # noqa: E402
 from util.atomic_write import write_text  # noqa: E402
 from util.entry_keys import warn_unused_args  # noqa: E402
@@ -28,7 +30,6 @@ from util.logger import Logger  # noqa: E402
 from util.paths import resolve_data_path  # noqa: E402
 from util.stop_request import StopRequest, exit_status  # noqa: E402
 
-FRAME_TIME = 1 / 60
 INVALID_WARNING_EVERY = 100    # consecutive invalid episodes between warnings
 
 

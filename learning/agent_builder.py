@@ -5,14 +5,14 @@ dependencies) loads only when a file asks for it. A class declares its config sc
 """
 from importlib import import_module
 
-from learning.agent_config import ConfigError, config_from_dict, read_agent_file
+from learning.configs.config import ConfigError, config_from_dict, read_agent_file
 from util.paths import resolve_data_path
 
 AGENT_TYPES = {
-    "PPO": "learning.ppo_agent:PPOAgent",
-    "AMP": "learning.amp_agent:AMPAgent",
-    "Goals": "learning.goals_agent:GoalsAgent",
-    "GAIL": "learning.gail_agent:GAILAgent",
+    "PPO": "learning.agents.ppo_agent:PPOAgent",
+    "AMP": "learning.agents.amp_agent:AMPAgent",
+    "Goals": "learning.agents.goals_agent:GoalsAgent",
+    "GAIL": "learning.agents.gail_agent:GAILAgent",
 }
 
 
@@ -36,8 +36,11 @@ def load_agent_config(agent_file):
 
 
 def build_agent(world, id, agent_file):
+    """The agent of an agent file, given what its class needs from the world besides the env (a
+    class with NEEDS_DEMOS gets the world's demonstrations as `demos`)."""
     cls, config, path = load_agent_config(agent_file)
     try:
-        return cls(world, id, config)
+        inputs = {"demos": world.load_demos(id, config.agent_type)} if cls.NEEDS_DEMOS else {}
+        return cls(world, id, config, **inputs)
     except ConfigError as err:      # checks that need the env or the number of ranks
         raise ConfigError(f"{path}: {err}") from None

@@ -1,4 +1,29 @@
-"""Pure maths of the goal hierarchy: habituation rules, GAE-lambda and rewards-to-go, goal usage.
+"""Pure maths of the goal hierarchy: habituation rules, goal usage, the inverse model's loss and the
+stability reward (the inverse model itself: learning/models/inverse_model.py).
+
+Units: states enter normalised (s_norm), actions are in normalised action units (a_norm), goals
+are one-hot vectors of NumGoals entries; the goal head gives a softmax distribution g_pred.
+
+p(a) is the action's likelihood under the policy *relative to the policy's peak*:
+    p(a) = exp(logp - logp_at_mean) = exp(-0.5 |z|^2),  z = (a - mean) / std,  in (0, 1]
+(the raw density exp(logp) of a narrow Gaussian is far above 1, so it cannot weigh an error).
+
+Loss (per sample, then averaged over the batch):
+    action_error = a - a_pred                                         (action_size,)
+    goal_error   = (g - g_pred) * (mean_i |action_error_i| * p(a) + InverseModelGoalErrorBase)
+    loss = mean(action_error^2) + mean(goal_error^2)
+The goal error's weight is a constant of the step (stop_gradient): the goal head is corrected more
+where the action is badly predicted but likely, never less than the base, and the action head is
+not pushed to change its error to shrink the goal term.
+
+Stability reward of a transition (the action policy's reward; in [-1, 1]):
+    e_g = 1 - g_pred[g]                              (goal error: 0 when the goal is identified)
+    e_a = tanh(mean_i |action_error_i|) * p(a)       (action error, in [0, 1))
+    penalty   = GoalErrorFactor * e_g * (1 - e_a) + ActionErrorFactor * e_a * (1 - e_g)
+    stability = clip(1 - (1 - ActionErrorDiscount * e_a) * penalty, -1, 1)
+With both factors 1 and no discount this is the reference code's S = 1 + 2 e_a e_g - e_a - e_g.
+ActionErrorDiscount in [0, 1] shrinks the penalty where the action is poorly predicted (new
+regions the policy explores).
 
 Stability habituation (one factor per goal, each in [0, 1], initially 1), applied at each goal
 choice; the chosen goal's attenuation is its factor *before* the update:
@@ -14,6 +39,7 @@ the step's attenuation is h before the update, then
 from dataclasses import dataclass
 
 import numpy as np
+import tensorflow as tf
 
 
 def stability_habituation_step(h, chosen, fall, restore):
@@ -43,31 +69,41 @@ class RewardHabituation:
         return used
 
 
-def gae_lambda(rewards, vals, gamma, lam):
-    """(advantages, rewards_to_go) of one path of n rewards and n + 1 values.
-
-    vals[n] is the value after the last step (0 at a true terminal, V(s_n) at a cut-off).
-    delta_t = r_t + gamma vals[t+1] - vals[t];  A_t = sum_k (gamma lam)^k delta_{t+k};
-    rewards-to-go G_t = sum_k gamma^k r_{t+k} + gamma^(n-t) vals[n].
-    """
-    rewards = np.asarray(rewards, dtype=np.float64)
-    vals = np.asarray(vals, dtype=np.float64)
-    n = rewards.size
-    if vals.size != n + 1:
-        raise ValueError(f"gae_lambda needs {n + 1} values for {n} rewards, got {vals.size}")
-    deltas = rewards + gamma * vals[1:] - vals[:-1]
-    adv = np.zeros(n)
-    rtg = np.zeros(n)
-    next_adv, next_rtg = 0.0, vals[n]
-    for t in reversed(range(n)):
-        next_adv = deltas[t] + gamma * lam * next_adv
-        next_rtg = rewards[t] + gamma * next_rtg
-        adv[t], rtg[t] = next_adv, next_rtg
-    return adv, rtg
-
-
 def goals_used(counts, min_fraction=0.05):
     """How many goals were chosen in at least min_fraction of the choices (counts per goal)."""
     counts = np.asarray(counts, dtype=np.float64)
     total = counts.sum()
     return int(np.count_nonzero(counts >= min_fraction * total)) if total > 0 else 0
+
+
+def softmax_np(logits):
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def relative_likelihood(logp, logp_at_mean):
+    """p(a) = exp(logp - logp_at_mean), in (0, 1]."""
+    return np.exp(np.minimum(np.asarray(logp, dtype=np.float64) - logp_at_mean, 0.0))
+
+
+def inverse_model_loss(a, a_pred, g, g_pred, p_a, goal_error_base):
+    """(loss, action_error, goal_error) of batches (TF or numpy-convertible tensors); see the module
+    docstring. a, a_pred: (n, action_size); g (one-hot), g_pred (probabilities): (n, num_goals);
+    p_a: (n,)."""
+    action_error = a - a_pred
+    weight = tf.stop_gradient(tf.reduce_mean(tf.abs(action_error), axis=-1) * p_a + goal_error_base)
+    goal_error = (g - g_pred) * weight[:, None]
+    loss = tf.reduce_mean(tf.square(action_error)) + tf.reduce_mean(tf.square(goal_error))
+    return loss, action_error, goal_error
+
+
+def stability_reward(a, a_pred, goal_ids, g_pred, p_a, goal_error_factor, action_error_factor,
+                     action_error_discount):
+    """Stability rewards (n,) of n transitions (numpy); see the module docstring."""
+    a, a_pred, g_pred = (np.asarray(x, dtype=np.float64) for x in (a, a_pred, g_pred))
+    goal_ids = np.asarray(goal_ids, dtype=np.int64)
+    e_g = 1.0 - g_pred[np.arange(goal_ids.size), goal_ids]
+    e_a = np.tanh(np.mean(np.abs(a - a_pred), axis=-1)) * np.asarray(p_a, dtype=np.float64)
+    penalty = goal_error_factor * e_g * (1 - e_a) + action_error_factor * e_a * (1 - e_g)
+    return np.clip(1.0 - (1.0 - action_error_discount * e_a) * penalty, -1.0, 1.0)

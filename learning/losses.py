@@ -1,4 +1,5 @@
-"""PPO's losses (DeepMimic deepmimic.md 5.3). TF functions; each documented where its maths lives.
+"""The policy's and the critic's losses (DeepMimic deepmimic.md 5.3: PPO's; the Gaussian KL of the
+TRPO step). TF functions; each documented where its maths lives.
 
 All action quantities are in normalised action units (a_norm): the actor's mean, the stored
 actions after a_norm.normalize, the action bounds after a_norm.normalize.
@@ -15,6 +16,16 @@ def gaussian_logp(x, mean, logstd):
     z = (x - mean) / tf.exp(logstd)
     return -0.5 * tf.reduce_sum(tf.square(z), axis=-1) - 0.5 * x.shape[-1] * LOG_2PI \
         - tf.reduce_sum(logstd)
+
+
+def gaussian_kl(old_mean, old_logstd, new_mean, new_logstd):
+    """mean over samples of KL(N(old_mean, s_old^2) || N(new_mean, s_new^2)) for diagonal Gaussians:
+    sum over dimensions of log(s_new / s_old) + (s_old^2 + (old_mean - new_mean)^2) / (2 s_new^2) - 1/2
+    (= 0.5 sum ((old_mean - new_mean) / s)^2 when both stds are s)."""
+    var_ratio = tf.exp(2.0 * (old_logstd - new_logstd))
+    per_dim = (new_logstd - old_logstd + 0.5 * var_ratio - 0.5
+               + 0.5 * tf.square(old_mean - new_mean) * tf.exp(-2.0 * new_logstd))
+    return tf.reduce_mean(tf.reduce_sum(per_dim, axis=-1))
 
 
 def critic_loss(target, value):

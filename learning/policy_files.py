@@ -1,6 +1,6 @@
 """Exported policy files, written and read: ONNX (.onnx) and numpy (.npz).
 
-Both hold one graph (learning/nets/graph_ops.py; built by learning/policy_export.py) and its
+Both hold one graph (learning/nets/graph_ops.py; built by app/policy_export.py) and its
 metadata (JSON). Inputs: "state" float32 (batch, state_size) and, for goal-conditioned policies,
 "goal" (batch, goal_size); outputs: "action" float32 (batch, action_size) and, when exported with
 it, "log_std" (action_size,).

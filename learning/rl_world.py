@@ -1,23 +1,16 @@
-"""RLWorld: an environment and one agent per agent file, stepped as DeepMimic steps them.
+"""RLWorld: an environment and one agent per agent file (DeepMimic's RLWorld).
 
-Data flow of one sub-step (update_world splits a frame of 1/60 s into num_update_substeps):
-agents first (a new action when the env asks for one), then the env; then the episode checks:
-an invalid episode (exploding velocities) resets the world and its path is thrown away; an
-episode end makes the agents finish their paths (store, train, test bookkeeping), then resets.
+The world builds its agents from the args (their files, models, training flags, output paths) and
+hands each what it needs beyond the env: a GAIL agent's demonstrations (--demo_file, checked
+against the env). app/rollout.py steps it (update_world); app/build.py builds it with its env.
 """
 import os
-from enum import Enum
 
 from env.env import Mode
 from learning import agent_builder, checkpoint
-from learning.tf_util import limit_tf_threads, seed_rank
+from learning.configs.config import ConfigError
+from learning.demos import load_demos_for
 from util.logger import Logger
-
-
-class WorldEvent(Enum):
-    NONE = 0
-    EPISODE_END = 1
-    INVALID_EPISODE = 2
 
 
 class RLWorld:
@@ -66,6 +59,15 @@ class RLWorld:
             agent.load_model(model_file)
         return agent
 
+    def load_demos(self, agent_id, agent_type):
+        """The demonstrations --demo_file names, checked against the env (for agents that learn
+        from them: NEEDS_DEMOS)."""
+        demo_file = self.arg_parser.parse_string("demo_file")
+        if not demo_file:
+            raise ConfigError(f"AgentType: {agent_type} needs --demo_file (a dataset written by DeepMimic.py "
+                              "--record_demos)")
+        return load_demos_for(demo_file, self.env, agent_id)
+
     def set_enable_training(self, enable):
         """Training on or off for every agent (as train_agents allows); the env's mode follows
         agent 0: TRAIN while it trains, else TEST (final episode-length limits)."""
@@ -78,19 +80,11 @@ class RLWorld:
                     is_train_mode = agent.enable_training
         self.env.set_mode(Mode.TRAIN if is_train_mode else Mode.TEST)
 
-    def update(self, timestep):
+    def update_agents(self, timestep):
+        """Each agent acts if the env asks it for an action (app/rollout.py runs the env)."""
         for agent in self.agents:
             if agent is not None:
                 agent.update(timestep)
-        self.env.update(timestep)
-
-    def advance(self, timestep, max_updates):
-        """update(timestep) repeated while nothing needs the agents or the episode checks, at most
-        max_updates times (env.advance, env/env.py); returns how many sub-steps ran."""
-        for agent in self.agents:
-            if agent is not None:
-                agent.update(timestep)
-        return self.env.advance(timestep, max_updates)
 
     def reset(self):
         for agent in self.agents:
@@ -112,52 +106,3 @@ class RLWorld:
     def shutdown(self):
         self.env.shutdown()
 
-
-def _check_episode(world, on_episode_end):
-    """The checks after a sub-step: an invalid episode resets; an ended one makes the agents end
-    their paths, runs on_episode_end(world), then resets."""
-    env = world.env
-    if not env.check_valid_episode():
-        world.reset()
-        return WorldEvent.INVALID_EPISODE
-    if env.is_episode_end():
-        world.end_episode()
-        if on_episode_end is not None:
-            on_episode_end(world)
-        world.reset()
-        return WorldEvent.EPISODE_END
-    return WorldEvent.NONE
-
-
-def step_world(world, timestep, on_episode_end=None):
-    """One sub-step: update, then the validity and episode-end checks. on_episode_end(world) runs
-    after the agents ended their paths and before the reset."""
-    world.update(timestep)
-    return _check_episode(world, on_episode_end)
-
-
-def update_world(world, time_elapsed):
-    """DeepMimic's frame update: num_update_substeps sub-steps of time_elapsed / substeps (one
-    sub-step of 0 when time_elapsed is 0); stops early at an episode end or invalid episode.
-
-    The same as step_world per sub-step, run in runs: the agents are asked, then env.advance runs
-    sub-steps until one where an agent needs an action or the episode ends (env/env.py), and the
-    checks follow; the sub-steps in between are ones where the agents and the checks do nothing."""
-    num_substeps = world.env.get_num_update_substeps()
-    timestep = time_elapsed / num_substeps
-    remaining = 1 if time_elapsed == 0 else num_substeps
-    while remaining > 0:
-        remaining -= world.advance(timestep, remaining)
-        event = _check_episode(world, None)
-        if event != WorldEvent.NONE:
-            return event
-    return WorldEvent.NONE
-
-
-def build_world(arg_parser, enable_draw=False):
-    """DeepMimicEnv(arg_parser, enable_draw) and its RLWorld. With --rand_seed, numpy, random, TF
-    and the scene are seeded with rand_seed + 1000 * rank (ranks must not share episodes)."""
-    from env.deepmimic_env import DeepMimicEnv
-    limit_tf_threads()
-    seed = seed_rank(arg_parser.parse_int("rand_seed", at_least=0)) if arg_parser.has_key("rand_seed") else None
-    return RLWorld(DeepMimicEnv(arg_parser, enable_draw, seed=seed), arg_parser)

@@ -4,7 +4,7 @@
 
 SOURCE is a training run's output directory (args.txt, agent0_model.ckpt) or an argument file
 whose --model_files names the checkpoint. The file maps DeepMimic's raw state (and goal) to the raw
-action, the normalisers folded in (learning/policy_export.py); .onnx runs in onnxruntime, .npz
+action, the normalisers folded in (app/policy_export.py); .onnx runs in onnxruntime, .npz
 with numpy alone (util/npz_policy.py). Formats and metadata: learning/policy_files.py.
 """
 import argparse
@@ -17,7 +17,7 @@ from util.cli import configure_process_env, run_main  # noqa: E402
 
 configure_process_env()
 
-from learning.policy_export import export_policy  # noqa: E402
+from app.policy_export import export_policy  # noqa: E402
 from learning.policy_files import FORMATS, format_of, write_policy  # noqa: E402
 
 PROG = "export_policy.py"

@@ -52,7 +52,8 @@ def train_on_rank(out_dir, arg_file, agent_file, overrides, iters, seed, *extra_
     on_iter(agent) after each one. Returns the world (the caller shuts it down)."""
     import util.mpi_util as mpi_util
     from env.deepmimic_env import DeepMimicEnv
-    from learning.rl_world import RLWorld, update_world
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from learning.tf_util import limit_tf_threads, seed_rank
     from tests.toy_env import register_small_net
     from util.arg_parser import load_args

@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from learning.rl_world import WorldEvent, build_world, update_world
+from app.build import build_world
+from app.rollout import WorldEvent, update_world
 from util.arg_parser import load_args
 from util.entry_keys import ENTRY_POINT_KEYS
 from util.paths import is_extra_data, project_root, resolve_data_path

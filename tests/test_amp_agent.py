@@ -6,15 +6,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from app.rollout import update_world
 from learning.agent_builder import load_agent_config
-from learning.agent_config import ConfigError
-from learning.amp_agent import AMPAgent
+from learning.agents.amp_agent import AMPAgent
 from learning.amp_buffer import AMPObsBuffer
-from learning.amp_util import style_reward
 from learning.checkpoint import read_checkpoint
+from learning.configs.config import ConfigError
+from learning.disc_losses import style_reward
 from learning.nets.net import NP_OPS, Net
 from learning.nets.net_builder import register_net
-from learning.rl_world import RLWorld, update_world
+from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
 from tests.toy_env import SMALL_NET, TOY_AGENT, PointMassEnv, register_small_net, toy_args
 

@@ -14,7 +14,7 @@ from env.scenes.imitate_amp import ImitateAMPScene, MotionSet
 from env.scenes.scene_builder import scene_class
 from env.scenes.target_amp import TargetAMPScene
 from learning.agent_builder import load_agent_config
-from learning.amp_agent import AMPAgent
+from learning.agents.amp_agent import AMPAgent
 from util import math_util
 from util.arg_parser import load_args
 from util.paths import resolve_data_path
@@ -33,9 +33,9 @@ def make_env(arg_file, *extra, seed=0):
 def step_decision(env, action=None):
     """Sets an action (zeros by default) and updates until the next decision or episode end."""
     env.set_action(0, np.zeros(env.get_action_size(0)) if action is None else action)
-    env.update(env.scene.update_timestep)
+    env.update(env.update_timestep)
     while not (env.need_new_action(0) or env.is_episode_end()):
-        env.update(env.scene.update_timestep)
+        env.update(env.update_timestep)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def place(scene, pose, vel):
 def test_expert_obs_equals_agent_obs_on_the_clip(walk_env, num_steps):
     """The character placed on the clip at decisions t - (N - 1)/30, ..., t - 1/30 and then at t
     gives the expert's observation window of the clip at t, with world or local root."""
-    scene = walk_env.scene
+    scene = walk_env
     scene.set_amp_obs_steps(num_steps)
     assert walk_env.get_amp_obs_size() == num_steps * 113
     motion = scene.motion
@@ -88,7 +88,7 @@ def test_expert_obs_equals_agent_obs_on_the_clip(walk_env, num_steps):
 
 def test_random_expert_obs_comes_from_the_clip(walk_env):
     """A recorded expert observation is the clip's at a time uniform in [0, duration]."""
-    scene = walk_env.scene
+    scene = walk_env
     rng_copy = copy.deepcopy(scene.rng)
     obs = scene.record_amp_obs_expert(0)
     t = rng_copy.uniform(0.0, scene.motion.duration)
@@ -99,7 +99,7 @@ def test_agent_obs_history_is_the_previous_decisions(walk_env):
     """At reset the history is the reference one, two, ... decisions earlier; after each decision,
     the update saves the pose the decision was taken in, newest first."""
     env = walk_env
-    scene = env.scene
+    scene = env
     scene.set_amp_obs_steps(3)
     env.reset()
     t0 = scene.ctrl.time
@@ -126,7 +126,7 @@ def test_training_reward_is_zero_and_only_falls_terminate(walk_env):
     for _ in range(3):
         step_decision(env)
         assert env.calc_reward(0) == 0.0
-    scene = env.scene
+    scene = env
     # a non-looping clip's end or the imitation reward's terms play no part
     scene.motion_over = lambda: True
     assert env.check_terminate(0) == Terminate.Null
@@ -140,7 +140,7 @@ def test_test_mode_reward_is_the_time_warp_cost():
     env = make_env(WALK_ARGS, "--time_end_lim_min", 0.5, "--time_end_lim_max", 0.5)
     env.set_mode(Mode.TEST)
     env.reset()
-    scene = env.scene
+    scene = env
     assert scene.time_warper.capacity == math.ceil(30 * 0.5) + 2
     rewards = []
     while not env.is_episode_end():
@@ -156,7 +156,7 @@ def test_test_mode_reward_is_the_time_warp_cost():
 
 def test_motion_set_samples_by_weight(tmp_path):
     env = make_env(HEADING_ARGS)
-    scene = env.scene
+    scene = env
     assert [m.path.name for m in scene.motion_set.motions] == ["humanoid3d_run.txt", "humanoid3d_walk.txt"]
     np.testing.assert_allclose(scene.motion_set.probs, [0.7, 0.3])
     rng = np.random.default_rng(1)
@@ -178,7 +178,7 @@ def test_motion_set_samples_by_weight(tmp_path):
 def test_heading_goal_reward_and_target_changes():
     env = make_env(HEADING_ARGS, "--time_lim_min", 20, "--time_lim_max", 20, "--enable_char_contact_fall", "false",
                    seed=3)
-    scene = env.scene
+    scene = env
     assert env.enable_amp_task_reward() is True
     assert env.get_goal_size(0) == 3 and env.build_goal_offset(0).shape == (3,)
     heading = float(math_util.quat_heading(scene.sim_pose_vel()[0][3:7]))
@@ -211,7 +211,7 @@ def test_task_scenes_keep_deepmimics_quirks():
     update late (the step's speed divides by 19/600 s, not 1/30 s)."""
     for arg_file in (HEADING_ARGS, TARGET_ARGS):
         env = make_env(arg_file, "--enable_amp_obs_local_root", "true", "--enable_test_time_warp", "true")
-        scene = env.scene
+        scene = env
         assert scene.amp_obs.local_root is False and scene.time_warper is None
         step_decision(env)
         assert scene.ctrl.time - scene.prev_action_time == pytest.approx(1 / 30 - 1 / 600)
@@ -219,13 +219,13 @@ def test_task_scenes_keep_deepmimics_quirks():
         np.testing.assert_allclose(com_vel, (com - scene.prev_action_com) * 600 / 19, rtol=1e-9)
         env.shutdown()
     walk = make_env(WALK_ARGS, "--enable_amp_obs_local_root", "true")
-    assert walk.scene.amp_obs.local_root is True
+    assert walk.amp_obs.local_root is True
     walk.shutdown()
 
 
 def test_target_goal_reward_and_failure():
     env = make_env(TARGET_ARGS, seed=4)
-    scene = env.scene
+    scene = env
     root = scene.sim_char.get_root_pos()
     assert math.hypot(*(scene.target_pos - root)[[0, 2]]) <= 10
     scene.target_pos = root + [3.0, 0.0, 4.0]
@@ -253,11 +253,11 @@ def test_target_goal_reward_and_failure():
 
 def test_goal_markers_are_drawn():
     env = make_env(TARGET_ARGS)
-    boxes = env.scene.draw_projectiles()
-    assert len(boxes) == 1 and np.allclose(boxes[0][1][[0, 2]], env.scene.target_pos[[0, 2]])
+    boxes = env.draw_projectiles()
+    assert len(boxes) == 1 and np.allclose(boxes[0][1][[0, 2]], env.target_pos[[0, 2]])
     env.shutdown()
     env = make_env(HEADING_ARGS)
-    scene = env.scene
+    scene = env
     boxes = scene.draw_projectiles()
     root = scene.sim_char.get_root_pos()
     assert len(boxes) == 4

@@ -303,7 +303,7 @@ def play_in_kin_char(clip_path, motion, steps=4, dt=0.1):
                                   "--motion_file", str(clip_path)]))
     for step in range(1, steps + 1):
         env.update(dt)
-        assert np.allclose(env.scene.kin_char.pose, motion.calc_frame(step * dt))
+        assert np.allclose(env.kin_char.pose, motion.calc_frame(step * dt))
 
 
 def test_resampling_halves_the_frame_time_with_slerp(tmp_path):

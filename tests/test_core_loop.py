@@ -16,15 +16,14 @@ def test_loop_on_our_side(tmp_path, variant):
     env = core_loop.build_ours(harness.our_args(core_loop.make_case(variant, "walk"), None, tmp_path))
     try:
         out = common.bench(env, decisions=40)
-        scene = env.scene
         assert out["decisions"] == 40 and out["decisions_per_s"] > 0
         if variant == "fall":
             # the walk file's 0.5 s episodes (15 decisions at most), fall end on
-            assert scene.enable_fall_end and scene.timer.max_time == 0.5
+            assert env.enable_fall_end and env.timer.max_time == 0.5
             assert out["episodes"] + out["invalid"] >= 2
         else:
             # one 20 s episode (600 decisions) that no fall ends
-            assert not scene.enable_fall_end and scene.timer.max_time == 20.0
+            assert not env.enable_fall_end and env.timer.max_time == 20.0
             assert out["episodes"] == out["invalid"] == 0
     finally:
         env.shutdown()
@@ -49,7 +48,7 @@ def test_profile_groups_by_hand():
     """A made-up profile: the loop (10 s, 2 own) calls a reset (3 s, of which 1 s stepping), the
     stepping (3 s) and a reward (2 s, of which 1.5 s posing the reference)."""
     top = ("/p/tests/reference_core/common.py", 1, "bench")
-    reset = ("/p/env/deepmimic_env.py", 2, "reset")
+    reset = ("/p/env/scenes/rl_scene_sim_char.py", 2, "reset")
     step = ("~", 0, "<built-in method pybullet.stepSimulation>")
     reward = ("/p/env/scenes/imitate.py", 3, "calc_reward")
     ref = ("/p/env/scenes/imitate.py", 4, "ref_snapshot")

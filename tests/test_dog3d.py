@@ -62,11 +62,11 @@ def test_imitate_env_sizes_and_reward_one_at_reference_state_initialisation():
     env = DeepMimicEnv(load_args(["--arg_file", "args/train_dog3d_trot_args.txt"]), seed=0)
     try:
         assert env.get_state_size(0) == 347 and env.get_action_size(0) == 58
-        assert env.scene.sim_char.fall_contact_bodies == [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18,
+        assert env.sim_char.fall_contact_bodies == [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18,
                                                           19, 21, 22]
         for _ in range(4):
             env.reset()
-            reward, terms, d = env.calc_reward(0), env.scene.reward_terms, env.scene.ground_raise
+            reward, terms, d = env.calc_reward(0), env.reward_terms, env.ground_raise
             expect = {"pose": 1.0, "vel": 1.0, "com": 1.0, "root": math.exp(-5 * d * d),
                       "end_eff": math.exp(-40 * d * d)}
             assert terms == pytest.approx(expect, abs=1e-6)
@@ -84,6 +84,6 @@ def test_amp_env_sizes(clip):
     try:
         env.reset()
         assert env.get_state_size(0) == 346 and env.get_action_size(0) == 58
-        assert env.scene.ctrl.params.record_world_root_rot is (clip != "spin")
+        assert env.ctrl.params.record_world_root_rot is (clip != "spin")
     finally:
         env.shutdown()

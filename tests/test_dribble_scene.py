@@ -12,7 +12,7 @@ from env.deepmimic_env import DeepMimicEnv
 from env.env import Mode, Terminate
 from env.sim import ball as ball_module
 from learning.agent_builder import load_agent_config
-from learning.amp_agent import AMPAgent
+from learning.agents.amp_agent import AMPAgent
 from util import math_util
 from util.arg_parser import load_args
 
@@ -36,8 +36,8 @@ def env():
 @pytest.fixture
 def scene(env):
     env.reset()
-    env.scene.set_mode(Mode.TRAIN)
-    return env.scene
+    env.set_mode(Mode.TRAIN)
+    return env
 
 
 def set_root(scene, x, z, heading):
@@ -198,7 +198,7 @@ def test_touching_the_ball_is_not_a_fall(env, scene):
 # ---- placement, reset order, timers ---------------------------------------------------------
 
 def test_reset_places_the_ball_around_the_pre_reset_root_then_the_target_around_the_ball(env):
-    scene = env.scene
+    scene = env
     ball_dists, target_dists = [], []
     for k in range(40):
         x, z = 30.0 + k, -40.0
@@ -277,7 +277,7 @@ def test_defaults_of_the_scene_keys(tmp_path):
     arg_file = tmp_path / "args.txt"
     arg_file.write_text("\n".join(lines))
     env = make_env(arg_file=str(arg_file))
-    scene = env.scene
+    scene = env
     assert (scene.target_timer.params.time_min, scene.target_timer.params.time_max) == (50.0, 100.0)
     assert (scene.tar_obj_timer.params.time_min, scene.tar_obj_timer.params.time_max) == (100.0, 200.0)
     assert (scene.min_tar_obj_dist, scene.max_tar_obj_dist, scene.ball.radius) == (0.5, 10.0, 0.2)
@@ -287,8 +287,8 @@ def test_defaults_of_the_scene_keys(tmp_path):
 
 def test_ball_radius_is_scaled_by_world_scale():
     env = make_env("--ball_radius", 0.3, "--world_scale", 2)
-    assert env.scene.ball.get_pos()[1] == pytest.approx(0.3)     # rests on the ground
-    assert collision_radius(env.scene) == pytest.approx(0.6)
+    assert env.ball.get_pos()[1] == pytest.approx(0.3)     # rests on the ground
+    assert collision_radius(env) == pytest.approx(0.6)
     env.shutdown()
 
 

@@ -11,16 +11,17 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-import learning.goals_agent  # noqa: F401  (registers its small net, fc_2layers_64units)
+from app.build import build_world
+from app.policy_export import actor_graph, entry_names, export_policy, policy_metadata, source_args
+from app.rollout import update_world
 from env.deepmimic_env import DeepMimicEnv
 from DeepMimic_Optimizer import copy_run_inputs, train
 from learning import checkpoint
-from learning.exported_policy_agent import use_exported_policy
+from learning.agents.exported_policy_agent import use_exported_policy
 from learning.nets.net import Net
 from learning.nets.net_builder import register_net
-from learning.policy_export import actor_graph, entry_names, export_policy, policy_metadata, source_args
 from learning.policy_files import load_policy, write_policy
-from learning.rl_world import RLWorld, build_world, update_world
+from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads
 from tests.toy_env import SMALL_NET, ShapedEnv, register_small_net, toy_args, write_agent_file
 from util.arg_parser import load_args
@@ -245,7 +246,7 @@ def test_metadata_names_every_entry(walk, trained_2021):
 def test_task_scenes_name_every_entry(args_file):
     env = DeepMimicEnv(load_args(["--arg_file", str(ROOT / "args" / args_file)]))
     try:
-        names = entry_names(env.scene)
+        names = entry_names(env)
     finally:
         env.shutdown()
     for kind, size in (("state", env.get_state_size(0)), ("goal", env.get_goal_size(0)),
@@ -316,6 +317,7 @@ def test_bad_checkpoint_is_one_line(tmp_path, contents):
 
 
 def test_readme_shows_the_numpy_reader():
-    """The README's numpy example is util/npz_policy.py's code (after its docstring), to the letter."""
+    """The export page's numpy example (docs/README_export.md, moved there from the README) is
+    util/npz_policy.py's code (after its docstring), to the letter."""
     code = (ROOT / "util/npz_policy.py").read_text().split('"""\n', 2)[2].strip("\n")
-    assert f"```python\n{code}\n```" in (ROOT / "README.md").read_text()
+    assert f"```python\n{code}\n```" in (ROOT / "docs/README_export.md").read_text()

@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from app.rollout import update_world
 from learning.agent_builder import load_agent_config
-from learning.agent_config import ConfigError
+from learning.agents.gail_agent import GAILAgent
 from learning.checkpoint import read_checkpoint, read_resume_state
-from learning.gail_agent import GAILAgent
-from learning.gail_util import disc_reward, gail_disc_loss
-from learning.rl_world import RLWorld, update_world
+from learning.configs.config import ConfigError
+from learning.disc_losses import disc_reward, gail_disc_loss
+from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
 from tests.gail_toy import TRPO_KEYS, record_toy_demos, write_gail_agent_file
 from tests.toy_env import PointMassEnv, register_small_net, toy_args

@@ -1,4 +1,4 @@
-"""Demonstration datasets (learning/demos.py): the 2018 -> 2021 action conversion is exact, the
+"""Demonstration datasets (learning/demos.py, recorded by app/record_demos.py): the 2018 -> 2021 action conversion is exact, the
 recorded states are what a 2021 scene records in the same physical state, a short recording
 round-trips through the file, mismatched or broken files are refused with one line naming the file
 and the field, and the shipped dataset matches the GAIL training scene."""
@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.build import build_world
+from app.record_demos import ActionConverter, TargetLayout, record_demos
 from env.deepmimic_env import DeepMimicEnv
-from learning.demos import (ActionConverter, TargetLayout, check_against, load_demos, load_demos_for,
-                            record_demos, save_demos, scene_layout)
-from learning.rl_world import build_world
+from learning.demos import check_against, load_demos, load_demos_for, save_demos, scene_layout
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ def same_rotations(q1, q2):
 
 
 def test_2018_actions_convert_exactly(expert_world):
-    scene = expert_world.env.scene
+    scene = expert_world.env
     target = TargetLayout(scene, "data/controllers/humanoid3d_ctrl.txt")
     src, dst = scene.ctrl.action_layout, target.action_layout
     assert (src.size, dst.size) == (36, 28)
@@ -62,13 +62,13 @@ def test_2018_actions_convert_exactly(expert_world):
 def test_recorded_states_are_the_training_scenes(expert_world, train_env):
     """The 2021 scene placed in the 2018 scene's physical state (pose, velocity, controller time)
     records the state the recorder writes for it."""
-    scene = expert_world.env.scene
+    scene = expert_world.env
     target = TargetLayout(scene, "data/controllers/humanoid3d_ctrl.txt")
     for _ in range(3):
         for _ in range(7):
             expert_world.env.update(1 / 240)
         pose, vel = scene.sim_char.get_state()
-        other = train_env.scene
+        other = train_env
         other.sim_char.set_state(pose, vel)
         other.ctrl.time = scene.ctrl.time
         other._touch()

@@ -21,7 +21,7 @@ from tests.mpi_helpers import read_log, run_module_on_two_ranks, write_param_sum
 
 ROOT = Path(__file__).resolve().parent.parent
 ITERS = {"toy": 5, "humanoid": 6}
-TRPO = {"PolicyStep": "TRPO", "ExpParamsEnd": {"Rate": 1, "Noise": 0.05}}
+TRPO = {"PolicyStep": "TRPO", "ExpParamsEnd": {"Rate": 1, "Noise": 0.2}}   # the agent file's Noise (it does not anneal)
 HUMANOID_OVERRIDES = {"ActorNet": "fc_2layers_32units", "CriticNet": "fc_2layers_32units", "BatchSize": 512,
                       "MiniBatchSize": 128, "ReplayBufferSize": 20000, "TestEpisodes": 0, "OutputIters": 1000,
                       "DiscStepsPerIter": 5}
@@ -30,7 +30,8 @@ HUMANOID_OVERRIDES = {"ActorNet": "fc_2layers_32units", "CriticNet": "fc_2layers
 def run_rank(out_dir, scene, step):
     """One rank's training run (called under mpiexec)."""
     import util.mpi_util as mpi_util
-    from learning.rl_world import RLWorld, update_world
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from learning.tf_util import limit_tf_threads, seed_rank
     from tests.toy_env import PointMassEnv, register_small_net, toy_args
 

@@ -1,4 +1,4 @@
-"""TRPO maths (learning/solvers/trpo.py, the Fisher-vector product of learning/gail_agent.py):
+"""TRPO maths (learning/solvers/trpo.py, the Fisher-vector product of learning/solvers/trpo_step.py):
 conjugate gradient against np.linalg.solve, the Gaussian KL against hand values and sampling, the
 Fisher-vector product against an explicit Fisher matrix of tiny Gaussian policies (fixed and learned
 log-std), the step's KL under its bound after the line search, and the line search's backtracking
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from learning.gail_util import fisher_vector_product, flat_concat, gaussian_kl, get_flat, set_flat
+from learning.losses import gaussian_kl
 from learning.solvers.trpo import conjugate_gradient, line_search, trust_region_step
+from learning.solvers.trpo_step import fisher_vector_product, flat_concat, get_flat, set_flat
 
 LOGSTD = tf.constant(np.log([0.5, 2.0]), tf.float32)
 

@@ -10,12 +10,13 @@ import pytest
 from tests.mpi_helpers import read_log
 from tests.test_learning_ppo import run_until
 
+from app.rollout import update_world
 from env.deepmimic_env import DeepMimicEnv
 from learning.agent_builder import load_agent_config
-from learning.agent_config import ConfigError
+from learning.agents.goals_agent import LOG_COLUMNS, GoalsAgent
 from learning.checkpoint import read_checkpoint
-from learning.goals_agent import LOG_COLUMNS, GoalsAgent
-from learning.rl_world import RLWorld, update_world
+from learning.configs.config import ConfigError
+from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
 from util.arg_parser import load_args
 from util.paths import project_root

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from learning.goals_util import RewardHabituation, gae_lambda, goals_used, stability_habituation_step
-from learning.inverse_model import inverse_model_loss, relative_likelihood, stability_reward
-from learning.rl_util import compute_return
+from learning.goals_util import (RewardHabituation, goals_used, inverse_model_loss, relative_likelihood,
+                                 stability_habituation_step, stability_reward)
+from learning.rl_util import compute_return, gae_lambda
 
 
 def test_stability_habituation_sequence():

@@ -20,7 +20,8 @@ def run_rank(out_dir):
     """One rank's training run (called under mpiexec)."""
     import util.mpi_util as mpi_util
     from env.deepmimic_env import DeepMimicEnv
-    from learning.rl_world import RLWorld, update_world
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from learning.tf_util import limit_tf_threads, seed_rank
     from tests.test_goals_agent import ARGS, write_agent
     from util.arg_parser import load_args

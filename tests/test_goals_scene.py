@@ -26,7 +26,7 @@ def test_sizes_and_bounds(env):
     np.testing.assert_array_equal(env.build_action_bound_min(0), [-1, -1])
     np.testing.assert_array_equal(env.build_action_bound_max(0), [1, 1])
     assert (env.get_reward_min(0), env.get_reward_max(0)) == (0.0, 1.0)
-    assert env.get_ctrl_layout(0) == "2021"
+    assert env.get_layout_desc(0) == {}       # sizes only: the layout is "2021" (checkpoint names)
 
 
 def test_decision_every_four_updates_and_motion(env):
@@ -48,7 +48,7 @@ def test_decision_every_four_updates_and_motion(env):
 
 
 def test_spot_reward_and_arena_fail(env):
-    scene = env.scene
+    scene = env
     assert scene.spot_reward([1.2, 1.2]) == pytest.approx(1.0)
     assert scene.spot_reward([1.2 + 0.3, 1.2]) == pytest.approx(np.exp(-0.5))
     assert scene.spot_reward([-1.9, -1.9]) < 1e-3

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import env.gym_env as gym_env
-from env.gym_env import CLIPS, DeepMimicGymEnv, gym_id
+import app.gym_env as gym_env
+from app.gym_env import CLIPS, DeepMimicGymEnv, gym_id
 
 
 @pytest.fixture(scope="module")

@@ -62,11 +62,11 @@ def standing_pose(scene):
 
 def one_update(env):
     env.set_action(0, np.zeros(env.get_action_size(0)))
-    env.update(env.scene.update_timestep)
+    env.update(env.update_timestep)
 
 
 def test_registered_and_keys_read(env):
-    scene = env.scene
+    scene = env
     assert scene_class("heading_amp_getup") is HeadingAMPGetupScene
     assert isinstance(scene, HeadingAMPGetupScene)
     assert scene.getup_motion_ids == [FACEDOWN, FACEUP]
@@ -82,7 +82,7 @@ def test_registered_and_keys_read(env):
 def test_defaults():
     env = make_env("--getup_height_head", 0.5, "--head_id", 0, "--recover_episode_prob", 0,
                    "--getup_motion_ids", 3)
-    scene = env.scene
+    scene = env
     assert (scene.getup_height_root, scene.getup_height_head, scene.head_id, scene.recover_episode_prob) == \
         (0.5, 0.5, 0, 0.0)
     assert scene.getup_time == pytest.approx(clip_duration("humanoid3d_getup_faceup"), abs=1e-9)
@@ -95,7 +95,7 @@ def test_bad_motion_id_is_one_line():
 
 
 def test_goal_layout_and_values(env):
-    scene = env.scene
+    scene = env
     assert env.get_goal_size(0) == 4
     assert np.array_equal(env.build_goal_offset(0), [0, 0, 0, -0.5])
     assert np.array_equal(env.build_goal_scale(0), [1, 1, 1, 2])
@@ -119,7 +119,7 @@ def test_goal_layout_and_values(env):
 
 
 def test_phase_advances_with_updates(env):
-    scene = env.scene
+    scene = env
     set_pose(scene, lying_pose(scene))
     scene.begin_getup()
     dt = scene.update_timestep
@@ -134,7 +134,7 @@ def test_phase_advances_with_updates(env):
 
 
 def test_getup_reward(env):
-    scene = env.scene
+    scene = env
     scene.begin_getup()
     pose = standing_pose(scene)
     set_pose(scene, pose)
@@ -155,7 +155,7 @@ def test_getup_reward(env):
 
 
 def test_walking_and_fallen_reward(env):
-    scene = env.scene
+    scene = env
     scene.end_getup()
     set_pose(scene, standing_pose(scene))
     scene.tar_heading, scene.tar_speed = 0.7, 3.0
@@ -173,7 +173,7 @@ def test_walking_and_fallen_reward(env):
 
 
 def test_no_fall_while_getting_up(env):
-    scene = env.scene
+    scene = env
     set_pose(scene, lying_pose(scene))
     scene.begin_getup()
     one_update(env)
@@ -186,7 +186,7 @@ def test_no_fall_while_getting_up(env):
 
 
 def fail_while_lying(env):
-    scene = env.scene
+    scene = env
     set_pose(scene, lying_pose(scene))
     scene.end_getup()
     one_update(env)
@@ -195,7 +195,7 @@ def fail_while_lying(env):
 
 def test_recovery_reset_keeps_the_pose_and_chains():
     env = make_env("--recover_episode_prob", 1)
-    scene = env.scene
+    scene = env
     for _ in range(10):
         one_update(env)
     scene.tar_heading, scene.tar_speed = 0.9, 4.2
@@ -219,7 +219,7 @@ def test_recovery_reset_keeps_the_pose_and_chains():
 
 def test_normal_reset_without_recovery():
     env = make_env("--recover_episode_prob", 0)
-    scene = env.scene
+    scene = env
     seen = set()
     for _ in range(40):
         fail_while_lying(env)
@@ -239,7 +239,7 @@ def test_normal_reset_without_recovery():
 
 def test_test_mode_fall_starts_a_getup():
     env = make_env("--recover_episode_prob", 1)
-    scene = env.scene
+    scene = env
     env.set_mode(Mode.TEST)
     set_pose(scene, lying_pose(scene))
     scene.end_getup()

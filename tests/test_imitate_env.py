@@ -43,12 +43,12 @@ def drive(env, seconds, rng):
 
 def test_wheel_walk_args_run_random_actions():
     env = DeepMimicEnv(load_args(["--arg_file", str(WHEEL_WALK_ARGS)]), seed=0)
-    assert env.get_name() == "imitate" and env.get_num_agents() == 1
+    assert env.name == "imitate" and env.get_num_agents() == 1
     assert env.get_num_update_substeps() == 10
-    assert env.scene.world.scale == 4.0 and env.scene.world.num_sim_substeps == 2
+    assert env.world.scale == 4.0 and env.world.num_sim_substeps == 2
     assert env.get_state_size(0) == 227 and env.get_action_size(0) == 28 and env.get_goal_size(0) == 0
     assert env.get_action_space(0) == ActionSpace.Continuous
-    assert env.scene.sim_char.fall_contact_bodies == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14]
+    assert env.sim_char.fall_contact_bodies == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14]
     episodes = drive(env, 3.0, np.random.default_rng(0))
     assert episodes >= 5            # 0.5 s episodes at the start of the curriculum
     assert env.get_time() < 0.51
@@ -58,7 +58,7 @@ def test_wheel_walk_args_run_random_actions():
 def test_pretrained_policy_layout_at_240_hz():
     env = DeepMimicEnv(load_args(["--arg_file", "args/run_humanoid3d_walk_args.txt"]), seed=1)
     assert env.get_state_size(0) == 197 and env.get_action_size(0) == 36
-    assert env.get_num_update_substeps() == 4 and env.scene.world.num_sim_substeps == 1
+    assert env.get_num_update_substeps() == 4 and env.world.num_sim_substeps == 1
     drive(env, 1.0, np.random.default_rng(1))
     env.shutdown()
 

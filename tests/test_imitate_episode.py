@@ -23,8 +23,8 @@ def track(env, seconds):
     errors = []
     for _ in range(int(round(seconds / DT))):
         if env.need_new_action(0):
-            env.set_action(0, env.scene.calc_ref_action())
-            errors.append(env.scene.calc_joint_errors().mean())
+            env.set_action(0, env.calc_ref_action())
+            errors.append(env.calc_joint_errors().mean())
         env.update(DT)
         assert not env.is_episode_end()
     return errors
@@ -37,7 +37,7 @@ def test_pd_tracking_of_the_clip_stays_upright(tmp_path, seed, pd_mode):
     (tmp_path / "ctrl.txt").write_text(json.dumps(ctrl))
     env = make_env("--char_ctrl_files", str(tmp_path / "ctrl.txt"), seed=seed)
     errors = track(env, 0.3)
-    assert env.scene.sim_char.get_root_pos()[1] > 0.75 and not env.scene.has_fallen()
+    assert env.sim_char.get_root_pos()[1] > 0.75 and not env.has_fallen()
     assert np.mean(errors) < 0.2
     env.shutdown()
 
@@ -50,7 +50,7 @@ def test_decisions_at_30_hz():
         for i in range(3 * every + 1):
             asks.append(env.need_new_action(0))
             if asks[-1]:
-                env.set_action(0, env.scene.calc_ref_action())
+                env.set_action(0, env.calc_ref_action())
             env.update(dt)
         assert [i for i, a in enumerate(asks) if a] == [0, every, 2 * every, 3 * every]
         env.shutdown()
@@ -58,7 +58,7 @@ def test_decisions_at_30_hz():
 
 def test_drop_from_one_metre_ends_in_fail():
     env = make_env()
-    scene = env.scene
+    scene = env
     pose = scene.kin_char.default_pose()
     pose[1] = 1.0
     pose[3:7] = math_util.quat_from_axis_angle([0, 0, 1], np.pi / 2)  # lying on its back
@@ -79,7 +79,7 @@ def test_drop_from_one_metre_ends_in_fail():
 
 def test_end_of_a_non_looping_clip_is_fail():
     env = make_env("--motion_file", "data/motions/humanoid3d_kick.txt")
-    scene = env.scene
+    scene = env
     assert scene.motion.loop == "none"
     scene.kin_char.time = scene.motion.duration - 0.05
     steps = 0
@@ -99,7 +99,7 @@ def test_timer_expiry_is_null():
     steps = 0
     while not env.is_episode_end():
         if env.need_new_action(0):
-            env.set_action(0, env.scene.calc_ref_action())
+            env.set_action(0, env.calc_ref_action())
         env.update(DT)
         steps += 1
     assert steps in (60, 61)  # 60 x (1/600) may sum to just below 0.1, as in DeepMimic
@@ -109,7 +109,7 @@ def test_timer_expiry_is_null():
 
 def test_episode_length_curriculum_and_test_mode():
     env = DeepMimicEnv(load_args(["--arg_file", WALK_ARGS, "--anneal_samples", "100"]))
-    timer = env.scene.timer
+    timer = env.timer
     assert timer.max_time == 0.5
     env.set_sample_count(50)
     env.reset()
@@ -130,21 +130,21 @@ def test_uniform_and_exp_timers():
     draws = []
     for _ in range(50):
         env.reset()
-        draws.append(env.scene.timer.max_time)
+        draws.append(env.timer.max_time)
     assert 1.0 <= min(draws) and max(draws) <= 3.0 and np.std(draws) > 0.3
     env = DeepMimicEnv(load_args(["--arg_file", WALK_ARGS, "--timer_type", "exp", "--time_lim_min", "1",
                                   "--time_lim_max", "2", "--time_lim_exp", "0.5"]), seed=0)
     draws = []
     for _ in range(50):
         env.reset()
-        draws.append(env.scene.timer.max_time)
+        draws.append(env.timer.max_time)
     assert 1.0 <= min(draws) and max(draws) == 2.0
     env.shutdown()
 
 
 def test_exploding_velocity_makes_the_episode_invalid():
     env = make_env()
-    scene = env.scene
+    scene = env
     pose, vel = scene.sim_char.get_state()
     assert env.check_valid_episode()
     vel[3:6] = [0.0, 150.0, 0.0]   # root spinning at 150 rad/s
@@ -157,7 +157,7 @@ def test_exploding_velocity_makes_the_episode_invalid():
 @pytest.mark.parametrize("sync_rot", [False, True])
 def test_reference_root_synced_each_cycle(sync_rot):
     env = make_env("--sync_char_root_rot", str(sync_rot).lower())
-    scene = env.scene
+    scene = env
     kin = scene.kin_char
     kin.time = scene.motion.duration - 3.5 * DT
     for _ in range(10):
@@ -180,7 +180,7 @@ def test_reference_root_synced_each_cycle(sync_rot):
 
 def test_root_rotation_fail():
     env = make_env("--enable_root_rot_fail", "true")
-    scene = env.scene
+    scene = env
     assert env.check_terminate(0) == Terminate.Null
     pose, vel = scene.sim_char.get_state()
     pose[3:7] = math_util.quat_mul(math_util.quat_from_axis_angle([1, 0, 0], 1.7), pose[3:7])
@@ -195,9 +195,9 @@ def test_random_perturbations_push_the_character():
         env = make_env(*extra, seed=4)
         for _ in range(60):
             if env.need_new_action(0):
-                env.set_action(0, env.scene.calc_ref_action())
+                env.set_action(0, env.calc_ref_action())
             env.update(DT)
-        state = env.scene.sim_char.get_state()[1]
+        state = env.sim_char.get_state()[1]
         env.shutdown()
         return state
     calm = run([])
@@ -208,7 +208,7 @@ def test_random_perturbations_push_the_character():
 
 def test_viewer_hooks():
     env = make_env()
-    scene = env.scene
+    scene = env
     drawn = scene.draw_characters()
     assert [d[3] for d in drawn] == ["sim", "kin"]
     assert all(d[1].shape == (15, 3) and d[2].shape == (15, 4) for d in drawn)

@@ -21,7 +21,7 @@ def make_env(*extra, seed=0):
 
 def test_a_mode_change_applies_its_limit_to_the_running_episode():
     env = make_env()                     # reset in its constructor, in training mode
-    timer = env.scene.timer
+    timer = env.timer
     assert timer.max_time == 0.5
     env.update(0.1)
     env.set_mode(Mode.TEST)              # what RLWorld does when the agent does not train
@@ -43,14 +43,14 @@ def test_reward_terms_through_the_env():
     terms = env.get_reward_terms(0)
     assert reward == pytest.approx(1.0, abs=1e-6)
     assert set(terms) == {"pose", "vel", "end_eff", "root", "com"}
-    assert terms == env.scene.reward_terms and terms is not env.scene.reward_terms
+    assert terms == env.reward_terms and terms is not env.reward_terms
     assert all(v == pytest.approx(1.0, abs=1e-6) for v in terms.values())
     env.shutdown()
 
 
 def crossed_thigh_contacts(env):
     """Self-contacts with the thighs pushed into each other (hips turned 0.4 rad inwards)."""
-    sim = env.scene.sim_char
+    sim = env.sim_char
     pose, vel = sim.get_state()
     pose[1] += 1.0
     for joint, angle in ((RIGHT_HIP, 0.4), (LEFT_HIP, -0.4)):
@@ -76,16 +76,16 @@ def test_ui_force_is_held_over_every_physics_substep():
     args = ("--gravity", 0, 0, 0, "--num_update_substeps", 10, "--num_sim_substeps", 4)
     pushed, free = make_env(*args), make_env(*args)
     for env in (pushed, free):
-        pose, vel = env.scene.sim_char.get_state()
+        pose, vel = env.sim_char.get_state()
         pose[1] += 1.0
-        env.scene.sim_char.set_state(pose, vel)
+        env.sim_char.set_state(pose, vel)
 
     def momentum_gap():
-        sim, ref = pushed.scene.sim_char, free.scene.sim_char
+        sim, ref = pushed.sim_char, free.sim_char
         return sim.masses @ sim.get_body_states().vel - ref.masses @ ref.get_body_states().vel
 
     force = np.array([300.0, 0.0, -200.0])
-    pushed.scene.apply_force(1, force, pushed.scene.sim_char.get_body_states().pos[1])
+    pushed.apply_force(1, force, pushed.sim_char.get_body_states().pos[1])
     dt = 1.0 / 600.0
     for env in (pushed, free):
         env.update(dt)
@@ -100,8 +100,8 @@ def test_ui_force_is_held_over_every_physics_substep():
 
 def test_scene_base_hooks_are_no_ops():
     env = DeepMimicEnv(load_args(["--arg_file", "args/kin_char_args.txt"]))
-    assert isinstance(env.scene, KinCharScene)
-    env.scene.apply_force(1, np.ones(3), np.zeros(3))
-    env.scene.throw_projectile(big=True)
-    assert env.scene.draw_projectiles() == []
+    assert isinstance(env, KinCharScene)
+    env.apply_force(1, np.ones(3), np.zeros(3))
+    env.throw_projectile(big=True)
+    assert env.draw_projectiles() == []
     env.shutdown()

@@ -42,7 +42,7 @@ def test_pretrained_walk_policy_walks():
     env.set_mode(Mode.TEST)
     env.reset()
     dt = 1.0 / 60.0 / env.get_num_update_substeps()
-    rewards, start = [], env.scene.sim_char.get_root_pos()
+    rewards, start = [], env.sim_char.get_root_pos()
     for _ in range(int(round(5.0 / dt))):
         if env.need_new_action(0):
             state = env.record_state(0)
@@ -52,5 +52,5 @@ def test_pretrained_walk_policy_walks():
         env.update(dt)
         assert env.check_valid_episode() and not env.is_episode_end()
     assert np.mean(rewards) > 0.8
-    assert np.linalg.norm((env.scene.sim_char.get_root_pos() - start)[[0, 2]]) > 3.0   # walked > 3 m in 5 s
+    assert np.linalg.norm((env.sim_char.get_root_pos() - start)[[0, 2]]) > 3.0   # walked > 3 m in 5 s
     env.shutdown()

@@ -29,7 +29,7 @@ def ref_targets_at(scene, time):
 
 
 def test_normalisation_is_centred_on_the_reference(env):
-    absolute = ExpMapAction(env.scene.char_desc)
+    absolute = ExpMapAction(env.char_desc)
     np.testing.assert_array_equal(env.build_action_offset(0), np.zeros(28))
     np.testing.assert_array_equal(env.build_action_scale(0), absolute.scale)
     np.testing.assert_allclose(env.build_action_bound_max(0), -env.build_action_bound_min(0))
@@ -38,14 +38,14 @@ def test_normalisation_is_centred_on_the_reference(env):
 
 
 def test_zero_action_targets_the_next_decisions_reference(env):
-    scene = env.scene
+    scene = env
     env.set_action(0, np.zeros(28))
     sph, rev = ref_targets_at(scene, scene.kin_char.time + 1 / 30)
     np.testing.assert_allclose(scene.ctrl.action, scene.ctrl.action_layout.from_targets(sph, rev), atol=1e-12)
 
 
 def test_an_offset_composes_after_the_reference(env):
-    scene = env.scene
+    scene = env
     rng = np.random.default_rng(0)
     action = rng.normal(scale=0.3, size=28)
     env.set_action(0, action)
@@ -64,7 +64,7 @@ def test_an_offset_composes_after_the_reference(env):
 
 def test_reference_action_round_trip(env):
     """calc_ref_action is the relative action whose targets are the reference's current pose."""
-    scene = env.scene
+    scene = env
     env.set_action(0, scene.calc_ref_action())
     scene._pose_kin()
     sph, rev = ref_targets_at(scene, scene.kin_char.time)
@@ -86,7 +86,7 @@ def test_pose_termination_on_a_far_body():
     for dist, fallen in (("0.5", True), ("2", False), (None, False)):
         env = make_env(*(("--pose_termination_dist", dist) if dist else ()))
         try:
-            scene = env.scene
+            scene = env
             bend_hip(scene, 1.5)
             assert scene.ctrl.need_new_action
             assert scene.body_pos_errors().max() > 0.9
@@ -108,7 +108,7 @@ def test_reference_frames_ahead_in_the_state():
 
     env = make_env("--tar_obs_steps", "1", "3")
     try:
-        scene = env.scene
+        scene = env
         base = 227
         per_step = 3 + 6 + 6 * 8 + 4
         assert env.get_state_size(0) == base + 2 * per_step

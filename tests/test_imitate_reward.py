@@ -90,7 +90,7 @@ def test_reward_is_one_after_reference_state_initialisation(seed, extra):
     raised = 0
     for _ in range(8):
         env.reset()
-        reward, terms, d = env.calc_reward(0), env.scene.reward_terms, env.scene.ground_raise
+        reward, terms, d = env.calc_reward(0), env.reward_terms, env.ground_raise
         expect = {"pose": 1.0, "vel": 1.0, "com": 1.0, "root": math.exp(-5 * d * d), "end_eff": math.exp(-40 * d * d)}
         assert terms == pytest.approx(expect, abs=1e-6)
         if d == 0.0:
@@ -102,7 +102,7 @@ def test_reward_is_one_after_reference_state_initialisation(seed, extra):
 
 def test_reward_is_zero_after_a_fall():
     env = DeepMimicEnv(load_args(["--arg_file", WALK_ARGS]), seed=0)
-    env.scene._fallen_contact = True
-    assert env.calc_reward(0) == 0.0 and set(env.scene.reward_terms.values()) == {0.0}
+    env._fallen_contact = True
+    assert env.calc_reward(0) == 0.0 and set(env.reward_terms.values()) == {0.0}
     assert env.get_reward_min(0) == 0.0 and env.get_reward_max(0) == 1.0
     env.shutdown()

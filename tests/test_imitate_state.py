@@ -42,7 +42,7 @@ def rot_y(angle):
 def known_state(env, tilt):
     """Identity joints; root at ROOT turned by THETA about y then tilted by `tilt` about its x axis,
     moving at ROOT_VEL and turning at YAW_RATE about world y; phase 0.25."""
-    scene = env.scene
+    scene = env
     pose = scene.kin_char.default_pose()
     vel = np.zeros(scene.char_desc.dof_size)
     pose[0:3] = ROOT

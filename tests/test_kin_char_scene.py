@@ -15,7 +15,7 @@ def make_env(motion):
 
 def test_plays_and_loops_a_wrapping_clip():
     env = make_env("data/motions/humanoid3d_walk.txt")
-    scene = env.scene
+    scene = env
     motion = scene.kin_char.motion
     assert env.get_num_agents() == 0 and env.get_num_update_substeps() == 1
     steps = int(np.ceil(1.5 * motion.duration / DT))
@@ -37,9 +37,9 @@ def test_plays_and_loops_a_wrapping_clip():
 
 def test_restarts_a_non_looping_clip():
     env = make_env("data/motions/humanoid3d_kick.txt")
-    motion = env.scene.kin_char.motion
+    motion = env.kin_char.motion
     steps = int(np.ceil(motion.duration / DT)) + 3
     for _ in range(steps):
         env.update(DT)
     assert env.get_time() == pytest.approx(steps * DT - motion.duration)
-    assert np.allclose(env.scene.kin_char.pose, motion.calc_frame(steps * DT - motion.duration))
+    assert np.allclose(env.kin_char.pose, motion.calc_frame(steps * DT - motion.duration))

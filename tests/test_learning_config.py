@@ -6,8 +6,9 @@ import pybullet_data
 import pytest
 
 from learning.agent_builder import load_agent_config
-from learning.agent_config import ConfigError, PPOAgentConfig, config_from_dict
-from learning.ppo_agent import PPOAgent
+from learning.agents.ppo_agent import PPOAgent
+from learning.configs.config import ConfigError, config_from_dict
+from learning.configs.ppo_agent import PPOAgentConfig
 
 BASE = {"AgentType": "PPO", "ActorNet": "fc_2layers_1024units", "CriticNet": "fc_2layers_1024units"}
 

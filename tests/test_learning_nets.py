@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from learning.actor_critic import ActorCritic
 from learning.losses import (action_bound_loss, critic_loss, gaussian_logp,
                              ppo_clip_loss, weight_decay_loss)
+from learning.models.actor_critic import ActorCritic, build_actor, build_critic
 from learning.nets.net_builder import build_net
 from learning.tf_util import limit_tf_threads
 
@@ -40,7 +40,8 @@ def test_gated_net_names():
                                             ("fc_2layers_gated_1024units", [12, 3])])
 def test_numpy_mirror_equals_tf(net_name, sizes):
     np.random.seed(0)
-    model = ActorCritic(net_name, net_name, sizes, 28, init_output_scale=0.5, noise=0.05)
+    model = ActorCritic(build_actor(net_name, sizes, 28, init_output_scale=0.5, noise=0.05),
+                        build_critic(net_name, sizes))
     for v in model.actor_vars + model.critic_vars:     # non-zero biases too
         v.assign(v + np.random.normal(scale=0.05, size=v.shape).astype(np.float32))
     model.refresh_mirror()
@@ -58,7 +59,7 @@ def test_numpy_mirror_equals_tf(net_name, sizes):
 
 def test_actor_head_init_scale():
     np.random.seed(1)
-    model = ActorCritic("fc_2layers_1024units", "fc_2layers_1024units", [5], 3, 0.01, 0.05)
+    model = ActorCritic(build_actor("fc_2layers_1024units", [5], 3, 0.01, 0.05), build_critic("fc_2layers_1024units", [5]))
     kernel = model.variables["agent/main/actor/dist_gauss_diag/mean/kernel"].numpy()
     assert kernel.shape == (512, 3) and np.abs(kernel).max() <= 0.01
     assert model.variables["agent/main/critic/dense/kernel"].shape == (512, 1)

@@ -2,13 +2,14 @@
 import numpy as np
 import pytest
 
+from app.evaluate import evaluate, summarize, write_stats
+from app.rollout import WorldEvent, WorldHooks, run_updates, update_world
 from env.env import Mode, Terminate
-from learning.checkpoint import read_checkpoint
-from learning.evaluate import evaluate, summarize, write_stats
-from learning.rl_world import RLWorld, WorldEvent, step_world, update_world
-from learning.tf_util import limit_tf_threads, seed_rank
-from learning.rl_agent import TEST_TRACKING_COLUMNS
 from env.tracking_error import TRACKING_ERRORS
+from learning.agents.rl_agent import TEST_TRACKING_COLUMNS
+from learning.checkpoint import read_checkpoint
+from learning.rl_world import RLWorld
+from learning.tf_util import limit_tf_threads, seed_rank
 from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
 from util.logger import MIN_COLUMN_WIDTH
 
@@ -95,6 +96,11 @@ def test_modes_logs_and_checkpoints(tmp_path):
     assert ints == ["agent0_int_model_0000000000.ckpt.index", "agent0_int_model_0000000004.ckpt.index"]
     saved = read_checkpoint(out / "agent0_model.ckpt")      # saved at iteration 3 (before step 4)
     assert saved["agent/resource/s_norm/count"][0] > 0
+
+
+def step_world(world, timestep):
+    """One update of the rollout loop (with the episode checks)."""
+    return run_updates(world.env, timestep, 1, WorldHooks(world))
 
 
 def test_invalid_episode_is_discarded(tmp_path):
@@ -233,7 +239,7 @@ def test_adam_solvers_and_their_resume(tmp_path):
 
 
 def test_unknown_optimizer_is_a_config_error(tmp_path):
-    from learning.agent_config import ConfigError
+    from learning.configs.config import ConfigError
 
     with pytest.raises(ConfigError, match="ActorOptimizer: must be one of SGD, Adam, got 'RMSProp'"):
         make_world(tmp_path, ActorOptimizer="RMSProp")

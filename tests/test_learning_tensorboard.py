@@ -10,7 +10,9 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from tensorboard.util.tensor_util import make_ndarray
 
-from learning.rl_world import RLWorld, update_world
+from app.rollout import update_world
+
+from learning.rl_world import RLWorld
 from learning.tf_util import seed_rank
 from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file
 

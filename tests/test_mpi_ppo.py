@@ -60,7 +60,8 @@ def check_fast_rank_keeps_sampling(tmp, rank):
     import time
 
     import util.mpi_util as mpi_util
-    from learning.rl_world import RLWorld, update_world
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from tests.toy_env import PointMassEnv, toy_args, write_agent_file
     from util.atomic_write import write_text
 
@@ -102,7 +103,8 @@ def check_fast_rank_keeps_sampling(tmp, rank):
 
 def run_rank_checks(tmp):
     import util.mpi_util as mpi_util
-    from learning.rl_world import RLWorld, update_world
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from learning.solvers.mpi_solver import SolverDesyncError
     from learning.tf_util import limit_tf_threads, seed_rank
     from tests.toy_env import PointMassEnv, register_small_net, toy_args, write_agent_file

@@ -3,9 +3,9 @@ DeepMimic.py --episodes runs it (RLWorld, PPOAgent with the checkpoint, test mod
 over 5 episodes of 20 s it falls at most once (slow: about 20 s of physics per episode)."""
 import pytest
 
+from app.build import build_world
+from app.evaluate import evaluate, format_episode, summarize
 from env.env import Mode
-from learning.evaluate import evaluate, format_episode, summarize
-from learning.rl_world import build_world
 from util.arg_parser import load_args
 
 RUN_WALK = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--rand_seed", "7"]
@@ -15,7 +15,7 @@ RUN_WALK = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--rand_seed", "7
 def test_pretrained_walk_does_not_fall():
     world = build_world(load_args(RUN_WALK))
     try:
-        scene = world.env.scene
+        scene = world.env
         assert scene.mode == Mode.TEST and scene.timer.max_time == 20.0   # the very first episode too
         stats = evaluate(world, 5)
     finally:

@@ -38,17 +38,18 @@ import pytest
 import tensorflow as tf
 
 from learning import checkpoint
-from learning.actor_critic import CRITIC_SCOPE
-from learning.agent_config import ConfigError, PPOAgentConfig, config_from_dict
-from learning.exp_params import ExpParams
+from learning.configs.config import ConfigError, config_from_dict
+from learning.configs.exp_params import ExpParams
+from learning.configs.ppo_agent import PPOAgentConfig
 from learning.losses import action_bound_loss
+from learning.models.actor_critic import CRITIC_SCOPE
 from learning.normalizer import Normalizer
 from learning.path import Path
-from learning.ppo_agent import ACTOR_STEPSIZE_RANGE
 from learning.rl_util import compute_return
 from learning.rl_world import RLWorld
-from tests.oracle import run_oracle
+from learning.solvers.ppo_step import ACTOR_STEPSIZE_RANGE
 from learning.tf_util import limit_tf_threads
+from tests.oracle import run_oracle
 from tests.toy_env import ShapedEnv, toy_args
 
 limit_tf_threads()
@@ -173,9 +174,9 @@ def our_minibatch(agent, mb):
     """Losses, clip fraction, values, normalised means and gradients {TF1 name: array} of ours."""
     inputs = tuple(agent._norm_inputs(mb["s"], mb["g"]))
     f = lambda x: tf.constant(np.asarray(x, np.float32))
-    critic_loss, critic_grads = agent._critic_step(inputs, f(mb["tar_val"]))
+    critic_loss, critic_grads = agent.policy_step._critic_step(inputs, f(mb["tar_val"]))
     bounds = [f(agent.a_norm.normalize(b)) for b in (agent.a_bound_min, agent.a_bound_max)]
-    actor_loss, clip_frac, actor_grads = agent._actor_step(
+    actor_loss, clip_frac, actor_grads = agent.policy_step._actor_step(
         inputs, f(agent.a_norm.normalize(mb["a"])), f(mb["logp"]), f(mb["adv"]), *bounds)
     names = {id(v): name for name, v in agent.model.variables.items()}
     out = {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "clip_frac": float(clip_frac),
@@ -189,27 +190,29 @@ def our_minibatch(agent, mb):
 
 
 def recorder(record, prefix, method, fetch):
+    """Wraps a policy step's minibatch update (batch, rows, vals), recording fetch(rows, vals)."""
     calls = [0]
 
-    def wrapped(slots, vals):
-        for name, value in fetch(slots, vals).items():
+    def wrapped(batch, rows, vals):
+        for name, value in fetch(rows, vals).items():
             record[f"{prefix}{calls[0]}/{name}"] = value
         calls[0] += 1
-        return method(slots, vals)
+        return method(batch, rows, vals)
     return wrapped
 
 
 def our_update(agent, paths):
     """One _train_step over `paths` with np.random seeded as the oracle seeds it: the weights
     after, the log row, the batch's values and returns and each minibatch's inputs."""
-    buf, record = agent.replay_buffer, {}
+    buf, record, step = agent.replay_buffer, {}, agent.policy_step
     for path in paths:
         assert buf.store(path) >= 0
-    agent._update_critic = recorder(record, "critic", agent._update_critic,
-                                    lambda slots, tar: {"s": buf.get("states", slots), "tar_val": tar})
-    agent._update_actor = recorder(record, "actor", agent._update_actor,
-                                   lambda slots, adv: {"s": buf.get("states", slots),
-                                                       "a": buf.get("actions", slots), "adv": adv})
+    idx = np.concatenate(buf.path_slots())          # the batch's rows are these slots
+    step._update_critic = recorder(record, "critic", step._update_critic,
+                                   lambda rows, tar: {"s": buf.get("states", idx[rows]), "tar_val": tar})
+    step._update_actor = recorder(record, "actor", step._update_actor,
+                                  lambda rows, adv: {"s": buf.get("states", idx[rows]),
+                                                     "a": buf.get("actions", idx[rows]), "adv": adv})
     compute_vals, compute_new_vals = agent._compute_batch_vals, agent._compute_batch_new_vals
     agent._compute_batch_vals = lambda *a: record.setdefault("vals", compute_vals(*a))
     agent._compute_batch_new_vals = lambda *a: record.setdefault("new_vals", compute_new_vals(*a).copy())
@@ -217,7 +220,7 @@ def our_update(agent, paths):
     agent.iter = UPDATE_ITER
     np.random.seed(SEED)
     agent._train_step()
-    del agent._update_critic, agent._update_actor, agent._compute_batch_vals, agent._compute_batch_new_vals
+    del step._update_critic, step._update_actor, agent._compute_batch_vals, agent._compute_batch_new_vals
     agent.logger.dump_tabular()
     record["log"] = dict(agent.logger.last_row)
     record["var"] = {name: v.numpy() for name, v in agent.model.variables.items() if v.trainable}
@@ -482,14 +485,14 @@ def test_actor_stepsize_rule(case, ref):
     decay in float32 (NumPy 2 keeps the type), ours in float64 before storing it in the float32
     variable: with decay 0.8 (not a float32 number) they part by ~2e-7 over the sequence."""
     agent, config = case["agent"], case["agent"].config
+    step = agent.policy_step
     clip_fracs = case["inputs"]["stepsize/clip_fracs"]
     for k, (tar_clip_frac, decay, stepsize) in enumerate(STEPSIZE_CASES):
-        agent.config = dataclasses.replace(config, tar_clip_frac=tar_clip_frac, actor_stepsize_decay=decay)
+        step.config = dataclasses.replace(config, tar_clip_frac=tar_clip_frac, actor_stepsize_decay=decay)
         agent.actor_solver.stepsize.assign(stepsize)
         returned, held = [], []
         for i, clip_frac in enumerate(clip_fracs):
-            agent.iter = i + 1
-            returned.append(agent._update_actor_stepsize(float(clip_frac)))
+            returned.append(step._update_actor_stepsize(float(clip_frac), i + 1))
             held.append(float(agent.actor_solver.stepsize.numpy()))
         np.testing.assert_allclose(returned, ref[f"stepsize/{k}"], rtol=1e-6, err_msg=f"case {k}")
         np.testing.assert_allclose(held, ref[f"stepsize/{k}/var"], rtol=1e-6, err_msg=f"case {k}")
@@ -497,7 +500,7 @@ def test_actor_stepsize_rule(case, ref):
             assert np.allclose([min(held), max(held)], ACTOR_STEPSIZE_RANGE, rtol=1e-6)
         if tar_clip_frac < 0:
             assert set(held) == {float(np.float32(stepsize))}
-    agent.config = config
+    step.config = config
 
 
 def test_adapted_stepsize_is_in_the_resume_state(case):

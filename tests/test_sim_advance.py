@@ -1,6 +1,6 @@
-"""env.advance (runs of updates between decisions, as learning.rl_world.update_world drives the
+"""env.advance (runs of updates between decisions, as app.rollout.update_world drives the
 env) gives bit-identical episodes to one update per call with the agent and episode checks after
-each, as learning.rl_world.step_world does."""
+each, as app.rollout runs them for hooks that see every update (each_update)."""
 import numpy as np
 import pytest
 
@@ -12,7 +12,7 @@ FRAMES = 120
 
 def run(arg_file, use_advance, extra=()):
     env = DeepMimicEnv(load_args(["--arg_file", arg_file, *extra]), seed=3)
-    layout = env.scene.ctrl.action_layout
+    layout = env.ctrl.action_layout
     rng = np.random.default_rng(5)
     substeps = env.get_num_update_substeps()
     dt = 1.0 / 60.0 / substeps

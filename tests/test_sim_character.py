@@ -7,7 +7,7 @@ import pytest
 
 from env.anim.character import CharacterDesc
 from env.anim.kin_character import KinCharacter
-from env.sim.sim_character import BodyStates, SimCharacter, body_aabbs
+from env.sim.sim_character import SimCharacter
 from env.sim.world import World
 from util import math_util
 
@@ -137,12 +137,11 @@ def test_body_aabbs_from_shapes(desc):
     kin = KinCharacter(desc)
     pose = kin.default_pose()
     pos, rot = kin.calc_body_world(pose)
-    bodies = BodyStates(pos=pos, rot=rot, vel=None, ang_vel=None, joint_pos=None)
-    mins, maxs = body_aabbs(desc, bodies)
+    mins, maxs = desc.body_aabbs(pos, rot)
     assert np.allclose(maxs[0] - mins[0], 0.18)                       # root sphere, diameter 0.18
     assert np.allclose(maxs[3] - mins[3], [0.11, 0.11 + 0.3, 0.11])   # hip capsule along y
     assert np.allclose(maxs[5] - mins[5], [0.177, 0.055, 0.09])       # ankle box
     # turn the hip capsule a quarter about z: its length now lies along x
     rot[3] = math_util.quat_from_axis_angle([0, 0, 1], np.pi / 2)
-    mins, maxs = body_aabbs(desc, bodies)
+    mins, maxs = desc.body_aabbs(pos, rot)
     assert np.allclose(maxs[3] - mins[3], [0.41, 0.11, 0.11])

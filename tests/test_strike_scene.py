@@ -12,7 +12,7 @@ import pytest
 from env.deepmimic_env import DeepMimicEnv
 from env.env import Mode, Terminate
 from learning.agent_builder import load_agent_config
-from learning.amp_agent import AMPAgent
+from learning.agents.amp_agent import AMPAgent
 from tests.deepmimic_checkout import deepmimic_path
 from util import math_util
 from util.arg_parser import load_args
@@ -41,7 +41,7 @@ def env():
 @pytest.fixture
 def scene(env):
     env.reset()
-    scene = env.scene
+    scene = env
     scene.set_mode(Mode.TRAIN)
     scene.target_hit, scene.target_hit_time = False, -1.0
     scene._fallen_contact = False
@@ -318,7 +318,7 @@ def test_reset_clears_the_hit_and_draws_the_initial_hit_in_training_only(env, sc
 
 
 def test_env_reset_puts_the_target_around_the_reset_root(env):
-    scene = env.scene
+    scene = env
     for _ in range(20):
         set_root(scene, 30.0, -40.0, 0.0)
         env.reset()
@@ -340,7 +340,7 @@ def test_defaults_of_the_scene_keys(tmp_path):
     arg_file = tmp_path / "args.txt"
     arg_file.write_text("\n".join(lines))
     env = make_env(arg_file=str(arg_file))
-    scene = env.scene
+    scene = env
     np.testing.assert_array_equal(scene.target_min, [-0.5, 1.2, 0.6])
     np.testing.assert_array_equal(scene.target_max, [0.5, 1.4, 1.1])
     assert (scene.target_radius, scene.target_hit_reset_time, scene.tar_reward_scale, scene.hit_tar_speed,

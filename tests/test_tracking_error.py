@@ -41,7 +41,7 @@ def test_reference_against_itself_is_zero(env):
 
 
 def test_rigid_root_shift_is_root_error_only(env):
-    scene = env.scene
+    scene = env
     d = np.array([0.3, 0.1, -0.4])
     pose, vel = ref_state(scene)
     pose[0:3] += d
@@ -57,7 +57,7 @@ def test_knee_rotation_gives_its_angle_and_the_ankle_displacement(env):
     """Bending the right knee by 0.3 rad turns its two bodies (shin, foot) by 0.3 rad and moves the
     ankle (the foot's frame origin) by 2 L sin(0.15), L the knee-ankle distance; the other 13
     bodies stay, so the means over the 15 bodies are 2 x 0.3 / 15 and 2 L sin(0.15) / 15."""
-    scene, desc = env.scene, env.scene.char_desc
+    scene, desc = env, env.char_desc
     pose, vel = ref_state(scene)
     pose[desc.param_offset[RIGHT_KNEE]] += 0.3
     pose_sim(scene, pose, vel)
@@ -70,7 +70,7 @@ def test_knee_rotation_gives_its_angle_and_the_ankle_displacement(env):
 
 
 def test_joint_velocity_error_is_the_mean_over_the_28_dofs(env):
-    scene, desc = env.scene, env.scene.char_desc
+    scene, desc = env, env.char_desc
     pose, vel = ref_state(scene)
     vel[desc.dof_offset[RIGHT_KNEE]] += 1.4
     pose_sim(scene, pose, vel)

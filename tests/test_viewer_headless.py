@@ -6,8 +6,10 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
+from app.build import load_world
+from app.viewer import Viewer
 import DeepMimic
-from env.render.viewer import FRAME_DT, Viewer
+from env.env import FRAME_TIME
 from util.arg_parser import ArgError, load_args
 from util.cli import run_main
 
@@ -34,7 +36,7 @@ def test_record_video_and_screenshot(tmp_path):
 
 
 def test_record_png_folder_at_half_speed(tmp_path):
-    viewer = Viewer(lambda: DeepMimic.build_world(KIN_CHAR), DeepMimic.WIDTH, DeepMimic.HEIGHT)
+    viewer = Viewer(lambda: load_world(KIN_CHAR), DeepMimic.WIDTH, DeepMimic.HEIGHT)
     for _ in range(10):
         viewer.keyboard(",")                       # 0.5x
     DeepMimic.run_headless(viewer, options("--headless", "--record", str(tmp_path / "frames"),
@@ -42,11 +44,11 @@ def test_record_png_folder_at_half_speed(tmp_path):
     pngs = sorted((tmp_path / "frames").glob("*"))
     assert [p.name for p in pngs] == [f"frame_{i:06d}.png" for i in range(6)]
     assert iio.imread(pngs[0]).shape == SIZE
-    assert viewer.world.env.get_time() == pytest.approx(3 * FRAME_DT)   # 6 frames at half speed
+    assert viewer.world.env.get_time() == pytest.approx(3 * FRAME_TIME)   # 6 frames at half speed
 
 
 def test_screenshot_alone_shows_the_start(tmp_path):
-    viewer = Viewer(lambda: DeepMimic.build_world(KIN_CHAR), DeepMimic.WIDTH, DeepMimic.HEIGHT)
+    viewer = Viewer(lambda: load_world(KIN_CHAR), DeepMimic.WIDTH, DeepMimic.HEIGHT)
     DeepMimic.run_headless(viewer, options("--headless", "--screenshot", str(tmp_path / "s.png")))
     assert viewer.world.env.get_time() == 0.0
     assert iio.imread(tmp_path / "s.png").shape == SIZE

@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 
-import DeepMimic
-from env.render.viewer import FRAME_DT, Viewer
+from app.build import load_world
+from app.viewer import Viewer
+from env.env import FRAME_TIME
 
 HEAD, CHEST = 2, 1
 KIN_CHAR = ["--arg_file", "args/kin_char_args.txt"]
@@ -15,7 +16,7 @@ IMITATE_NO_AGENT = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--agent_
 
 
 def make_viewer(argv):
-    return Viewer(lambda: DeepMimic.build_world(argv), 800, 450)
+    return Viewer(lambda: load_world(argv), 800, 450)
 
 
 @pytest.fixture
@@ -43,11 +44,12 @@ def body_pos(viewer):
 def test_tick_runs_one_frame_in_substeps(viewer, monkeypatch):
     env = viewer.world.env
     steps = []
-    update = env.update
-    monkeypatch.setattr(env, "update", lambda dt: (steps.append(dt), update(dt)))
+    advance = env.advance
+    monkeypatch.setattr(env, "advance", lambda dt, max_updates: (steps.append((dt, max_updates)),
+                                                                 advance(dt, max_updates))[1])
     viewer.tick()
-    assert steps == pytest.approx([FRAME_DT / 4] * 4)
-    assert env_time(viewer) == pytest.approx(FRAME_DT)
+    assert steps == pytest.approx([(FRAME_TIME / 4, 1)] * 4)      # one update per call: the drag force
+    assert env_time(viewer) == pytest.approx(FRAME_TIME)
 
 
 def test_pause_stops_time(viewer):
@@ -59,7 +61,7 @@ def test_pause_stops_time(viewer):
     assert env_time(viewer) == t and np.array_equal(body_pos(viewer), pos)
     viewer.keyboard(" ")
     viewer.tick()
-    assert env_time(viewer) == pytest.approx(t + FRAME_DT)
+    assert env_time(viewer) == pytest.approx(t + FRAME_TIME)
 
 
 def test_single_step_forward_and_back(viewer, monkeypatch):
@@ -67,13 +69,13 @@ def test_single_step_forward_and_back(viewer, monkeypatch):
     t = env_time(viewer)
     viewer.keyboard(">")
     assert not viewer.animating
-    assert env_time(viewer) == pytest.approx(t + FRAME_DT)
+    assert env_time(viewer) == pytest.approx(t + FRAME_TIME)
     viewer.tick()                                  # paused after a step
-    assert env_time(viewer) == pytest.approx(t + FRAME_DT)
+    assert env_time(viewer) == pytest.approx(t + FRAME_TIME)
     steps = []
-    monkeypatch.setattr(viewer.world.env, "update", steps.append)
+    monkeypatch.setattr(viewer.world.env, "advance", lambda dt, max_updates: steps.append((dt, max_updates)) or 1)
     viewer.keyboard("<")                           # a frame backwards; the scene decides what it means
-    assert steps == pytest.approx([-FRAME_DT / 4] * 4) and not viewer.animating
+    assert steps == pytest.approx([(-FRAME_TIME / 4, 1)] * 4) and not viewer.animating
 
 
 def test_playback_speed_keys_and_clock(viewer):
@@ -84,20 +86,20 @@ def test_playback_speed_keys_and_clock(viewer):
     assert viewer.playback_speed == 0.95
     viewer.keyboard("/")
     assert viewer.playback_speed == 1.0
-    assert viewer.tick_interval() == pytest.approx(FRAME_DT)
+    assert viewer.tick_interval() == pytest.approx(FRAME_TIME)
     for _ in range(30):
         viewer.keyboard(".")                       # 2.5x: 2 frames per tick, 2/2.5 frame apart
     assert viewer.playback_speed == 2.5
     assert viewer.num_frames_per_tick() == 2
-    assert viewer.tick_interval() == pytest.approx(2 * FRAME_DT / 2.5)
+    assert viewer.tick_interval() == pytest.approx(2 * FRAME_TIME / 2.5)
     t = env_time(viewer)
     viewer.tick()
-    assert env_time(viewer) == pytest.approx(t + 2 * FRAME_DT)
+    assert env_time(viewer) == pytest.approx(t + 2 * FRAME_TIME)
     viewer.keyboard("/")
     for _ in range(10):
         viewer.keyboard(",")                       # 0.5x: one frame every 2 frame times
     assert viewer.num_frames_per_tick() == 1
-    assert viewer.tick_interval() == pytest.approx(2 * FRAME_DT)
+    assert viewer.tick_interval() == pytest.approx(2 * FRAME_TIME)
 
 
 def test_reset_restores_start_state(viewer):
@@ -224,7 +226,7 @@ def test_left_drag_off_the_body_orbits(viewer):
 
 def test_window_events_reach_the_viewer(viewer):
     viewer.handle_event(("char", ">"))
-    assert not viewer.animating and env_time(viewer) == pytest.approx(FRAME_DT)
+    assert not viewer.animating and env_time(viewer) == pytest.approx(FRAME_TIME)
     dist = np.linalg.norm(viewer.camera.position - viewer.camera.focus)
     viewer.handle_event(("scroll", -1.0))
     assert np.linalg.norm(viewer.camera.position - viewer.camera.focus) == pytest.approx(dist / 0.9)

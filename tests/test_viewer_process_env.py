@@ -3,8 +3,8 @@ does; the viewer grabs bodies only in scenes that simulate a character."""
 import subprocess
 import sys
 
-import DeepMimic
-from env.render.viewer import Viewer
+from app.build import load_world
+from app.viewer import Viewer
 from util.paths import project_root
 
 PROBE = """
@@ -30,7 +30,7 @@ def test_deepmimic_caps_blas_threads_before_numpy():
 
 
 def test_left_drag_on_a_kinematic_character_orbits():
-    viewer = Viewer(lambda: DeepMimic.build_world(["--arg_file", "args/kin_char_args.txt"]), 800, 450)
+    viewer = Viewer(lambda: load_world(["--arg_file", "args/kin_char_args.txt"]), 800, 450)
     (x, y), _ = viewer.camera.project(viewer.scene.draw_characters()[0][1][1])   # on the chest
     viewer.mouse_button("left", True, x, y)
     assert viewer.drag == ("orbit",)

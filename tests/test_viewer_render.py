@@ -23,7 +23,7 @@ SKY = np.array(SKY_COLOR[:3]) * 255
 def scene():
     """The kin_char scene at the first frame of the walk clip."""
     env = DeepMimicEnv(load_args(["--arg_file", "args/kin_char_args.txt"]))
-    yield env.scene
+    yield env
     env.shutdown()
 
 

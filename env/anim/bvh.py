@@ -277,12 +277,9 @@ def infer_scale(bvh, char_desc, joint_map, path="<bvh>"):
 def ground_poses(poses, char_desc, ground_height=0.0):
     """(poses with the root moved up or down, the shift): the lowest point of the character's
     collision shapes over the whole clip on the ground."""
-    from types import SimpleNamespace
-
     from env.anim.kin_character import KinCharacter
-    from env.sim.sim_character import body_aabbs
     pos, rot = KinCharacter(char_desc).calc_body_world(poses)
-    lowest = min(body_aabbs(char_desc, SimpleNamespace(pos=p, rot=r))[0][:, 1].min() for p, r in zip(pos, rot))
+    lowest = min(char_desc.body_aabbs(p, r)[0][:, 1].min() for p, r in zip(pos, rot))
     shift = ground_height - lowest
     grounded = np.array(poses, dtype=float)
     grounded[:, 1] += shift

@@ -20,6 +20,7 @@ from enum import Enum
 
 import numpy as np
 
+from util import math_util
 from util.paths import load_json
 
 
@@ -132,6 +133,22 @@ class CharacterDesc:
             top.fail("BodyDefs", f"has {len(body_entries)} bodies for {len(joints)} joints")
         bodies = [_parse_body(_Reader(resolved, f"body {i}", e), i) for i, e in enumerate(body_entries)]
         return cls(resolved, joints, bodies)
+
+    def body_aabbs(self, body_pos, body_rot):
+        """Per body (min, max) corners, (n, 3) each, of its collision shape at the body positions
+        (n, 3) and rotations (n, 4) (sphere: diameter Param0; capsule: diameter Param0, cylinder
+        length Param1 along the body's y; box: extents Param0-2)."""
+        mats = math_util.quat_to_matrix(body_rot)
+        half = np.empty((len(self.bodies), 3))
+        for i, body in enumerate(self.bodies):
+            size = body.size
+            if body.shape == "sphere":
+                half[i] = 0.5 * size[0]
+            elif body.shape == "capsule":
+                half[i] = 0.5 * size[0] + np.abs(mats[i][:, 1]) * 0.5 * size[1]
+            else:
+                half[i] = np.abs(mats[i]) @ (0.5 * size)
+        return body_pos - half, body_pos + half
 
 
 def _parse_joint(r, index):

@@ -1,6 +1,6 @@
 """What one frame draws, in plain numpy: shapes with rigid transforms and colours, and lines.
 
-The scene (DeepMimicEnv.scene) reports characters as (CharacterDesc, body_pos (n,3), body_rot
+The scene (env/scenes/scene.py) reports characters as (CharacterDesc, body_pos (n,3), body_rot
 (n,4) [w,x,y,z], kind 'sim' | 'kin') in character units (metres, world_scale divided out) and
 projectiles as (size (3,), pos (3,), rot (4,)) boxes. A 'kin' character is the reference when the
 scene also has a 'sim' one: it is drawn translucent, casts no shadow and can be hidden (key k).

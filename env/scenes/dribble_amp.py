@@ -60,8 +60,8 @@ class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
     name = "dribble_amp"
     TIMER_DEFAULTS = (50.0, 100.0)
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         args = arg_parser
         time_min = args.parse_float("rand_tar_obj_time_min", 100.0)
         time_max = args.parse_float("rand_tar_obj_time_max", 200.0)
@@ -122,8 +122,8 @@ class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
 
     # ---- state and goal ------------------------------------------------------------------
 
-    def record_state(self, agent_id=0):
-        return self._cached("dribble_state", lambda: np.concatenate([super(DribbleAMPScene, self).record_state(agent_id),
+    def calc_state(self):
+        return self._cached("dribble_state", lambda: np.concatenate([super(DribbleAMPScene, self).calc_state(),
                                                                      self.record_ball_state()]))
 
     def record_ball_state(self):

@@ -20,7 +20,7 @@ import numpy as np
 import pybullet as p
 
 from env.env import Mode, NormGroup, Terminate
-from env.scenes.scene import Scene
+from env.scenes.rl_scene import RLScene
 
 CONTROL_DT = 1.0 / 30.0
 GOALS_POINT_FORCE = 60.0
@@ -29,11 +29,11 @@ RADIUS = 0.1
 DEFAULT_SPOTS = (1.2, 1.2, -1.2, 0.8, 0.0, -1.3)
 
 
-class GoalsPointScene(Scene):
+class GoalsPointScene(RLScene):
     name = "goals_point"
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         args = arg_parser
         self.arena = args.parse_float("goals_point_arena", 2.0)
         spots = np.asarray(args.parse_floats("goals_point_spots", DEFAULT_SPOTS), dtype=float)
@@ -47,8 +47,8 @@ class GoalsPointScene(Scene):
         self.client = p.connect(p.DIRECT)
         cid = self.client
         p.setGravity(0, -9.8, 0, physicsClientId=cid)
-        p.setTimeStep(update_timestep, physicsClientId=cid)
-        self.timestep = update_timestep
+        p.setTimeStep(self.update_timestep, physicsClientId=cid)
+        self.timestep = self.update_timestep
         ground = p.createMultiBody(0, p.createCollisionShape(p.GEOM_PLANE, planeNormal=[0, 1, 0], physicsClientId=cid),
                                    physicsClientId=cid)
         self.ball = p.createMultiBody(1.0, p.createCollisionShape(p.GEOM_SPHERE, radius=RADIUS, physicsClientId=cid),
@@ -57,17 +57,12 @@ class GoalsPointScene(Scene):
             p.changeDynamics(body, -1, lateralFriction=0.0, rollingFriction=0.0, spinningFriction=0.0,
                              linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
         ones = np.ones(2)
-        self.ctrl = SimpleNamespace(
-            params=SimpleNamespace(layout="2021"),
-            state_layout=SimpleNamespace(size=4, offset=np.zeros(4), scale=np.array([1, 1, 0.5, 0.5]) / self.arena,
-                                         norm_groups=np.full(4, int(NormGroup.Zero), dtype=np.int32)),
-            action_layout=SimpleNamespace(size=2, offset=np.zeros(2), scale=ones.copy(), bound_min=-ones,
-                                          bound_max=ones.copy()))
-        self.state_layout = self.ctrl.state_layout
-        self.action_layout = self.ctrl.action_layout
+        self.state_layout = SimpleNamespace(size=4, offset=np.zeros(4), scale=np.array([1, 1, 0.5, 0.5]) / self.arena,
+                                            norm_groups=np.full(4, int(NormGroup.Zero), dtype=np.int32))
+        self.action_layout = SimpleNamespace(size=2, offset=np.zeros(2), scale=ones.copy(), bound_min=-ones,
+                                             bound_max=ones.copy())
         self.action = np.zeros(2)
         self.need_action = True
-        self.reward_terms = {}
 
     # ---- episode flow ----
     def reset(self):
@@ -121,29 +116,11 @@ class GoalsPointScene(Scene):
         self.mode = Mode(mode)
 
     # ---- agent interface ----
-    def get_num_agents(self):
-        return 1
-
     def need_new_action(self, agent_id=0):
         return self.need_action
 
     def record_state(self, agent_id=0):
         return np.concatenate([self.pos, self.vel])
-
-    def record_goal(self, agent_id=0):
-        return np.zeros(0)
-
-    def get_goal_size(self, agent_id=0):
-        return 0
-
-    def build_goal_offset(self, agent_id=0):
-        return np.zeros(0)
-
-    def build_goal_scale(self, agent_id=0):
-        return np.ones(0)
-
-    def build_goal_norm_groups(self, agent_id=0):
-        return np.zeros(0, dtype=np.int32)
 
     def set_action(self, agent_id, action):
         self.action = np.clip(np.asarray(action, dtype=float), -1.0, 1.0)
@@ -161,21 +138,6 @@ class GoalsPointScene(Scene):
 
     def check_terminate(self, agent_id=0):
         return Terminate.Fail if np.max(np.abs(self.pos)) > self.arena else Terminate.Null
-
-    def get_reward_min(self, agent_id=0):
-        return 0.0
-
-    def get_reward_max(self, agent_id=0):
-        return 1.0
-
-    def log_val(self, agent_id, val):
-        pass
-
-    def enable_amp_task_reward(self):
-        return False
-
-    def get_amp_obs_size(self):
-        return 0
 
     def camera_focus(self):
         return np.array([self.pos[0], RADIUS, self.pos[1]])

@@ -25,8 +25,8 @@ class HeadingAMPScene(TargetAMPScene):
     name = "heading_amp"
     TIMER_DEFAULTS = (0.2, 0.5)
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         args = arg_parser
         self.max_heading_turn_rate = args.parse_float("max_heading_turn_rate", 0.15)
         self.sharp_turn_prob = args.parse_float("sharp_turn_prob", 0.025)

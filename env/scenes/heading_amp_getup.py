@@ -37,8 +37,8 @@ HEAD_REWARD_W = 0.8
 class HeadingAMPGetupScene(HeadingAMPScene):
     name = "heading_amp_getup"
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         args = arg_parser
         num_motions = len(self.motion_set.motions)
         self.getup_motion_ids = args.parse_ints("getup_motion_ids", ())

@@ -41,7 +41,7 @@ from env.anim.kin_character import KinCharacter
 from env.anim.motion import Motion
 from env.env import Terminate
 from env.scenes.imitate_reward import TERMS, CharSnapshot, ImitateReward
-from env.scenes.rl_scene import RLSceneSimChar
+from env.scenes.rl_scene_sim_char import RLSceneSimChar
 from env.tracking_error import tracking_errors
 from env.sim.ct_state import TaskStateLayout, heading_frame, normal_tangent
 from env.sim.ref_relative_action import RefRelativeActions
@@ -55,8 +55,8 @@ ROOT_ROT_FAIL_ANGLE = 0.5 * np.pi
 class ImitateScene(RLSceneSimChar):
     name = "imitate"
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         args = arg_parser
         self.sync_root_pos = args.parse_bool("sync_char_root_pos", True)
         self.sync_root_rot = args.parse_bool("sync_char_root_rot", False)
@@ -170,10 +170,10 @@ class ImitateScene(RLSceneSimChar):
         sph, rev = self.reward_fn.joint_errors(self.sim_pose_vel()[0], self.kin_char.pose)
         return np.concatenate([sph, rev])
 
-    def record_state(self, agent_id=0):
+    def calc_state(self):
         if not self.tar_obs_steps:
-            return super().record_state(agent_id)
-        return self._cached("imitate_state", lambda: np.concatenate([super(ImitateScene, self).record_state(agent_id),
+            return super().calc_state()
+        return self._cached("imitate_state", lambda: np.concatenate([super(ImitateScene, self).calc_state(),
                                                                      self._tar_obs()]))
 
     def _tar_obs_names(self):

@@ -31,7 +31,7 @@ from env.anim.motion import Motion
 from env.dtw import TimeWarper
 from env.env import Mode
 from env.scenes.imitate import ImitateScene
-from env.scenes.rl_scene import RLSceneSimChar
+from env.scenes.rl_scene_sim_char import RLSceneSimChar
 from util.paths import load_json
 
 KIN_CTRLS = ("motion", "clips")
@@ -86,7 +86,7 @@ class ImitateAMPScene(ImitateScene):
     # Whether enable_amp_obs_local_root and enable_test_time_warp are read (see TargetAMPScene).
     reads_amp_obs_args = True
 
-    def __init__(self, arg_parser, rng, update_timestep):
+    def __init__(self, arg_parser, rng):
         args = arg_parser
         kin_ctrl = args.parse_string("kin_ctrl", "motion")
         if kin_ctrl not in KIN_CTRLS:
@@ -96,7 +96,7 @@ class ImitateAMPScene(ImitateScene):
             char_desc = CharacterDesc.load(args.parse_strings("character_files", required=True)[0])
             motion_set = MotionSet.load(args.parse_string("motion_file", required=True), char_desc)
             args = _with_arg(args, "motion_file", str(motion_set.motions[0].path))
-        super().__init__(args, rng, update_timestep)
+        super().__init__(args, rng)
         self.motion_set = motion_set or MotionSet([self.motion], [1.0])
         self._activate_motion(self.motion_set.motions[0])
 

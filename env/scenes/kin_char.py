@@ -15,8 +15,8 @@ from env.scenes.scene import Scene
 class KinCharScene(Scene):
     name = "kin_char"
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         char_file = arg_parser.parse_string("character_file") or arg_parser.parse_strings("character_files", [""])[0]
         if not char_file:
             raise ValueError("scene kin_char: missing --character_file")

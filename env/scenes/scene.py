@@ -1,4 +1,5 @@
-"""Scene base (DeepMimic's cScene): the episode timer, the random generator, drawing hooks.
+"""Scene base (DeepMimic's cScene): the Env API's world part, the episode timer, the random
+generator, drawing hooks.
 
 Episode timer: at each reset a maximum episode time is drawn from the timer parameters
 (`timer_type` uniform: uniform in [time_lim_min, time_lim_max]; exp: time_lim_min + an exponential
@@ -14,6 +15,8 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from env.env import FRAME_TIME, Env
 
 TIMER_TYPES = ("uniform", "exp")
 
@@ -64,13 +67,20 @@ def parse_timer_params(arg_parser, prefix, base=TimerParams()):
                        time_exp=arg_parser.parse_float(f"{prefix}_exp", base.time_exp, at_least=0.0))
 
 
-class Scene:
+class Scene(Env):
+    """The world part of the Env API (env/env.py) for every scene; scenes with agents derive from
+    RLScene (env/scenes/rl_scene.py). Args read here: num_update_substeps (default 1: updates per
+    FRAME_TIME, each of update_timestep = FRAME_TIME / num_update_substeps) and the episode timer's."""
+
     name = "scene"
 
-    def __init__(self, arg_parser, rng, update_timestep):
+    def __init__(self, arg_parser, rng):
         self.args = arg_parser
         self.rng = rng
-        self.update_timestep = update_timestep
+        self.num_update_substeps = arg_parser.parse_int("num_update_substeps", 1)
+        if self.num_update_substeps < 1:
+            raise ValueError(f"--num_update_substeps must be >= 1, got {self.num_update_substeps}")
+        self.update_timestep = FRAME_TIME / self.num_update_substeps
         self.timer_params = parse_timer_params(arg_parser, "time_lim")
         self.timer = Timer(self.timer_params)
 
@@ -80,33 +90,16 @@ class Scene:
     def update(self, timestep):
         self.timer.update(timestep)
 
-    def advance(self, timestep, max_updates):
-        """DeepMimicEnv.advance (env/env.py): scenes without agents run one update per call."""
-        self.update(timestep)
-        return 1
-
     def get_time(self):
         return self.timer.time
+
+    def get_num_update_substeps(self):
+        return self.num_update_substeps
 
     def is_episode_end(self):
         return self.timer.is_end()
 
-    def check_valid_episode(self):
-        return True
-
-    def get_num_agents(self):
-        return 0
-
-    def set_mode(self, mode):
-        """Scenes with agents use the mode (test mode: the final episode-length limit)."""
-
-    def set_sample_count(self, count):
-        """Scenes with agents use the sample count (episode-length curriculum)."""
-
-    def calc_tracking_error(self, agent_id=0):
-        """Imitation metrics (env/tracking_error.py); None for scenes without a reference."""
-        return None
-
+    # ---- viewer hooks ----
     def draw_characters(self):
         return []
 
@@ -125,7 +118,4 @@ class Scene:
         pass
 
     def throw_projectile(self, big=False):
-        pass
-
-    def shutdown(self):
         pass

@@ -1,4 +1,5 @@
-"""Scenes by name (the --scene argument). Every scene takes (arg_parser, rng, update_timestep).
+"""Scenes by name (the --scene argument). Every scene takes (arg_parser, rng); DeepMimicEnv
+(env/deepmimic_env.py) builds the one the args name.
 
 Entries are classes or "module:Class" paths imported when that scene is built, so a scene's module
 (and what it imports) loads only when it is used.
@@ -26,7 +27,3 @@ def scene_class(name):
         module, cls = entry.split(":")
         entry = getattr(importlib.import_module(module), cls)
     return entry
-
-
-def build_scene(name, arg_parser, rng, update_timestep):
-    return scene_class(name)(arg_parser, rng, update_timestep)

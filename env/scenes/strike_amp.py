@@ -55,8 +55,8 @@ CIRCLE_WIDTHS = (0.0, 0.01, 0.02)
 class StrikeAMPScene(SuccessTimeTestReward, TargetAMPScene):
     name = "strike_amp"
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         args = arg_parser
         self.target_min = _parse_vec3(args, "target_min", (-0.5, 1.2, 0.6))
         self.target_max = _parse_vec3(args, "target_max", (0.5, 1.4, 1.1))

@@ -39,8 +39,8 @@ class TargetAMPScene(ImitateAMPScene):
     reads_amp_obs_args = False
     TIMER_DEFAULTS = (1.0, 5.0)
 
-    def __init__(self, arg_parser, rng, update_timestep):
-        super().__init__(arg_parser, rng, update_timestep)
+    def __init__(self, arg_parser, rng):
+        super().__init__(arg_parser, rng)
         args = arg_parser
         time_min = args.parse_float("rand_target_time_min", self.TIMER_DEFAULTS[0])
         time_max = args.parse_float("rand_target_time_max", self.TIMER_DEFAULTS[1])

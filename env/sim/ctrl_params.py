@@ -45,6 +45,13 @@ class CtrlParams:
     kd: np.ndarray              # (num_joints,)
     axis_angle_lim: dict        # joint id -> (low, high), layout 2018 only
 
+    def layout_desc(self):
+        """The Env API's layout description (Env.get_layout_desc) of this controller's states and
+        actions."""
+        return {"layout": self.layout, "enable_phase_input": self.enable_phase_input,
+                "record_world_root_pos": self.record_world_root_pos,
+                "record_world_root_rot": self.record_world_root_rot}
+
     @classmethod
     def load(cls, path, char_desc):
         path, data = load_json(path)

@@ -244,7 +244,8 @@ class SimCharacter:
 
     def calc_aabb(self):
         """(min (3,), max (3,)) of the whole character from its body shapes."""
-        mins, maxs = body_aabbs(self.desc, self.get_body_states())
+        bodies = self.get_body_states()
+        mins, maxs = self.desc.body_aabbs(bodies.pos, bodies.rot)
         return mins.min(axis=0), maxs.max(axis=0)
 
     def calc_com_vel(self, body_states):
@@ -288,22 +289,6 @@ def _silent_stdout():
     finally:
         os.dup2(saved, 1)
         os.close(saved)
-
-
-def body_aabbs(char_desc, body_states):
-    """Per body (min, max) corners, (n, 3) each, of its collision shape (sphere: diameter Param0;
-    capsule: diameter Param0, cylinder length Param1 along the body's y; box: extents Param0-2)."""
-    mats = math_util.quat_to_matrix(body_states.rot)
-    half = np.empty((len(char_desc.bodies), 3))
-    for i, body in enumerate(char_desc.bodies):
-        size = body.size
-        if body.shape == "sphere":
-            half[i] = 0.5 * size[0]
-        elif body.shape == "capsule":
-            half[i] = 0.5 * size[0] + np.abs(mats[i][:, 1]) * 0.5 * size[1]
-        else:
-            half[i] = np.abs(mats[i]) @ (0.5 * size)
-    return body_states.pos - half, body_states.pos + half
 
 
 def _check_urdf(desc, body, client, s, path):

@@ -67,3 +67,16 @@ class Net:
 
     def forward(self, ops, params, inputs):
         raise NotImplementedError
+
+
+class TrunkHead:
+    """A registered trunk (learning/nets/net_builder.py) followed by a head net: one network of the
+    models (learning/models/), its variables in creation order (the trunk's, then the head's)."""
+
+    def __init__(self, trunk, head):
+        self.trunk, self.head = trunk, head
+        self.variables = {**trunk.variables, **head.variables}
+        self.trainable_variables = trunk.trainable_variables() + head.trainable_variables()
+
+    def forward(self, ops, params, inputs):
+        return self.head.forward(ops, params, [self.trunk.forward(ops, params, inputs)])

@@ -61,7 +61,7 @@ def eval_worker(spec):
 
     import numpy as np
 
-    from learning.evaluate import evaluate
+    from app.evaluate import evaluate
 
     world = lc.build_eval_world({**spec, "extra_args": ["--enable_test_time_warp", "false"]})
     try:

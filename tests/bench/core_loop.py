@@ -165,11 +165,11 @@ PROFILE_GROUPS = ("pybullet step", "PD", "state", "reward", "reference", "resets
 # (file ending, function name or None for all the file's functions, group): the functions that head
 # a group. "~" is cProfile's file of C functions (named here without their module).
 PROFILE_HEADS = (
-    ("env/deepmimic_env.py", "reset", "resets"),
+    ("env/scenes/rl_scene_sim_char.py", "reset", "resets"),
     ("~", "stepSimulation", "pybullet step"),
     ("env/sim/pd_controller.py", None, "PD"),
     ("env/sim/tree_dynamics.py", None, "PD"),
-    ("env/scenes/rl_scene.py", "record_state", "state"),
+    ("env/scenes/rl_scene_sim_char.py", "record_state", "state"),
     ("env/scenes/imitate.py", "record_state", "state"),
     ("env/sim/ct_state.py", None, "state"),
     ("env/sim/sim_character.py", "get_body_states", "state"),
@@ -210,7 +210,7 @@ def profile_groups(stats, top):
       reward         calc_reward except the reference posing it asks for
       reference      the kinematic reference: its clock per update, posing it and its twin at
                      decisions and cycle wraps
-      resets         DeepMimicEnv.reset, all of it
+      resets         the scene's reset (RLSceneSimChar.reset), all of it
     cProfile keeps one level of callers, so a function's callees' time is shared among its callers
     in proportion to the time each spent in it: exact for leaves (pybullet and numpy calls), near
     for shared helpers (RLSceneSimChar._cached runs reads for state, reward and the validity check)."""

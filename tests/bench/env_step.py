@@ -59,7 +59,7 @@ def _timed_exclusive(costs, key, inner_key, fn):
 
 def bench_throughput(arg_file, seconds, seed, stepping):
     env = DeepMimicEnv(load_args(["--arg_file", arg_file]), seed=seed)
-    scene = env.scene
+    scene = env
     costs = defaultdict(float)
     scene.world.step = _timed(costs, "physics", scene.world.step)
     scene.ctrl.pd.apply = _timed(costs, "PD command", scene.ctrl.pd.apply)
@@ -77,7 +77,7 @@ def bench_throughput(arg_file, seconds, seed, stepping):
     decisions = updates = episodes = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        remaining = num_substeps  # one 1/60 s frame, as learning.rl_world.update_world runs it
+        remaining = num_substeps  # one 1/60 s frame, as app.rollout.update_world runs it
         while remaining > 0:
             if env.need_new_action(0):
                 env.record_state(0)
@@ -121,7 +121,7 @@ def track_run(mode, arg_file, seed, duration):
                                   "--time_lim_min", "100", "--time_lim_max", "100", "--enable_fall_end", "false"]),
                        seed=seed)
     os.unlink(path)
-    scene = env.scene
+    scene = env
     shadow = ExactStablePD(scene.sim_char, scene.ctrl.params.kp, scene.ctrl.params.kd,
                            [j.torque_lim for j in scene.char_desc.joints])
     dt = 1.0 / 60.0 / env.get_num_update_substeps()
@@ -143,7 +143,7 @@ def track_run(mode, arg_file, seed, duration):
 
 def bench_pd_compare(arg_file, seed):
     env = DeepMimicEnv(load_args(["--arg_file", arg_file]), seed=seed)
-    scene = env.scene
+    scene = env
     dt = 1.0 / 60.0 / env.get_num_update_substeps()
     print("PD command cost (ms per env update, median of 500, character standing in the reference pose):")
     for mode in PD_MODES:

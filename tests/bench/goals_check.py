@@ -12,8 +12,7 @@
    choices); from --episodes test episodes (mean actions, argmax goals, the same starts for both
    agents): the external return per episode (sum of the spot rewards) of both agents, and how
    many distinct goals the goal policy picks there.
-The flat PPO agent uses the file's fc_2layers_64units trunks, which importing learning.goals_agent
-registers (the Goals run does that first).
+The flat PPO agent uses the file's fc_2layers_64units trunks (a registered net).
 """
 import argparse
 import json
@@ -38,8 +37,9 @@ def train(agent_data, out_dir, samples, seed):
     import numpy as np
 
     from env.deepmimic_env import DeepMimicEnv
-    from learning.evaluate import evaluate
-    from learning.rl_world import RLWorld, update_world
+    from app.evaluate import evaluate
+    from app.rollout import update_world
+    from learning.rl_world import RLWorld
     from learning.tf_util import seed_rank
     from util.arg_parser import load_args
 

@@ -13,7 +13,7 @@
 2. Evaluation, each policy in a process of its own built with the same --rand_seed (so both see
    the same initial states): the untrained policy (a fresh agent: the weights training started
    from) and the trained checkpoint DIR/agent0_model.ckpt, in test mode (mean actions), over
-   --episodes episodes cut at --episode_time seconds (learning/evaluate.py).
+   --episodes episodes cut at --episode_time seconds (app/evaluate.py).
 3. Report: per policy the mean return per episode (sum of rewards), mean reward per decision and
    mean episode length (and falls); training wall time and samples/s; the log's rows
    (Iteration, Samples, Train_Return, Test_Return). The log's Test_Return comes from the agent's
@@ -145,7 +145,7 @@ def run_worker(module, spec, timeout=3600):
 
 def build_eval_world(spec):
     """The world of a worker: the training args, a fixed seed, `model` loaded (or none)."""
-    from learning.rl_world import build_world
+    from app.build import build_world
     from util.arg_parser import load_args
 
     scratch = spec["scratch"]   # output_path of the worker's world (nothing is written there)
@@ -157,7 +157,7 @@ def build_eval_world(spec):
 
 
 def episode_summary(stats):
-    """Means over the episodes of learning.evaluate's EpisodeStats."""
+    """Means over the episodes of app.evaluate's EpisodeStats."""
     import numpy as np
 
     returns = [s.mean_reward * s.num_decisions for s in stats]
@@ -171,7 +171,7 @@ def episode_summary(stats):
 
 
 def eval_worker(spec):
-    from learning.evaluate import evaluate
+    from app.evaluate import evaluate
 
     world = build_eval_world(spec)
     try:

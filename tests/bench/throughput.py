@@ -16,10 +16,10 @@ it (a section whose entry point is missing reports "unavailable: <reason>", one 
   (a) the physics floor, decisions/s, from the probes of section (b): A (PD re-sent before every
       1/1200 s step), B (DeepMimic's scheme: 1/600 s steps of 2 sub-steps), C (1/240 s, the older
       port's rate).
-  (b) our scene sampling: learning.rl_world.build_world (DeepMimicEnv + RLWorld) from
+  (b) our scene sampling: app.build.build_world (DeepMimicEnv + RLWorld) from
       args/train_humanoid3d_walk_args.txt at faithful rates, the agent acting as in training
       (exploration noise, training's episode-length limits) but storing no path, so never
-      training; driven by learning.rl_world.update_world (1/60 s frames; an ended or invalid
+      training; driven by app.rollout.update_world (1/60 s frames; an ended or invalid
       episode is reset). (b), (c) and (d) use one seed (SEED_ARGS), hence one initial policy.
       Policy decisions (env.set_action calls) per second, resets included, after one simulated
       second of warm-up. Probes: A, B, C.
@@ -186,7 +186,8 @@ def worker_command(worker, *args):
 
 def sampling_worker(seconds, out_dir):
     """Runs in the child process of section (b)."""
-    from learning.rl_world import WorldEvent, build_world, update_world
+    from app.build import build_world
+    from app.rollout import WorldEvent, update_world
     from util.arg_parser import load_args
 
     args = load_args(["--arg_file", TRAIN_ARGS, *FAITHFUL_RATE_ARGS, *SEED_ARGS, "--output_path",
@@ -241,7 +242,8 @@ def train_worker(arg_list, iters, scheme):
     """Runs in each rank of sections (c) and (d): training as DeepMimic_Optimizer.train runs it,
     timed over `iters` whole iterations after the first update (and the test phase after it)."""
     from env.env import Mode
-    from learning.rl_world import build_world, update_world
+    from app.build import build_world
+    from app.rollout import update_world
     from util import mpi_util
     from util.arg_parser import load_args
 

@@ -14,7 +14,7 @@ checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --
    DIR/train_stdout.txt.
 2. Evaluation of DIR's checkpoint in a child process, always with the same seed (so every point
    sees the same initial states): --episodes test-mode episodes (mean actions) cut at
-   --episode_time s (learning/evaluate.py): falls, DeepMimic's reward per decision, the imitation
+   --episode_time s (app/evaluate.py): falls, DeepMimic's reward per decision, the imitation
    metrics (env/tracking_error.py) and successes.
 3. The point (samples, iteration, training wall hours from the log, workers, cores, the evaluation,
    whether the criterion holds) is appended to the curve, written atomically, with the --json copy
@@ -111,8 +111,8 @@ def read_resume(out):
 # ---- evaluation ------------------------------------------------------------------------------
 
 def eval_worker(spec):
-    """In a child process: the evaluation of spec["model"] (learning/evaluate.py)."""
-    from learning.evaluate import evaluate, summarize
+    """In a child process: the evaluation of spec["model"] (app/evaluate.py)."""
+    from app.evaluate import evaluate, summarize
 
     world = build_eval_world(spec)
     try:

@@ -170,12 +170,12 @@ class OurSide:
         from env.deepmimic_env import DeepMimicEnv
         from util.arg_parser import load_args
         self.env = DeepMimicEnv(load_args(argv), seed=0)
-        self.rng = PinnedRng(self.env.scene.rng)
-        self.env.scene.rng = self.rng
-        self.env.scene.perturber.rng = self.rng
+        self.rng = PinnedRng(self.env.rng)
+        self.env.rng = self.rng
+        self.env.perturber.rng = self.rng
 
     def set_pins(self, reset_time=None, reset_heading=None, expert_time=None, target_dist=None, target_theta=None):
-        scene = self.env.scene
+        scene = self.env
         pins = {}
         if reset_time is not None:
             pins[(0.0, float(scene.motion.duration))] = ("reset_time", reset_time)

@@ -64,7 +64,7 @@ def test_dribble_trajectory(make_sides, tmp_path):
         side.set_pins(**pins)
         side.reset()
     their_state, their_goal = theirs.call("record_state", 0), theirs.call("record_goal", 0)
-    copy_ball_and_target(ours.env.scene, their_state, their_goal)
+    copy_ball_and_target(ours.env, their_state, their_goal)
     ro, rt = ours.rollout(actions, amp=True), theirs.rollout(actions, amp=True)
 
     assert (ro["end"], len(ro["steps"])) == (rt["end"], len(rt["steps"]))

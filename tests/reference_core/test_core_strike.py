@@ -54,7 +54,7 @@ def test_strike_trajectory(make_sides, tmp_path, placement):
         side.reset()
     their_goal = theirs.call("record_goal", 0)
     assert len(their_goal) == 4 and their_goal[3] == 0.0
-    copy_target(ours.env.scene, their_goal)
+    copy_target(ours.env, their_goal)
     np.testing.assert_allclose(ours.call("record_goal", 0), their_goal, atol=1e-6)
     ro, rt = ours.rollout(actions, amp=True), theirs.rollout(actions, amp=True)
 

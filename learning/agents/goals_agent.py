@@ -7,8 +7,9 @@ Three learners, each with its own MPI solver(s):
   every GoalSteps decisions; training samples draw from softmax(logits), test ones take argmax.
 - Action policy (agent/main/..., DeepMimic's actor-critic): PPO with a Gaussian actor whose input
   is [state, (env goal), one-hot of the current goal]; rewarded by the stability reward.
-- Inverse model (agent/inverse/..., learning/inverse_model.py): predicts (a_t, g_t) from
-  (s_t, s_t+1); its loss, and the stability reward computed from its errors, are documented there.
+- Inverse model (agent/inverse/..., learning/models/inverse_model.py): predicts (a_t, g_t) from
+  (s_t, s_t+1); its loss, and the stability reward computed from its errors, are documented in
+  learning/goals_util.py.
 
 Rewards, per decision t of goal g_t (r_t the env's external reward, stab_t the stability reward
 from the inverse model as it is at the start of the iteration, before its update):
@@ -18,7 +19,7 @@ with rh_t the reward habituation and sh_t the chosen goal's stability habituatio
 (learning/goals_util.py; both evolve only on training steps, per rank). A goal decision k spanning
 decisions [t_k, t_{k+1}) earns R_k = sum_t r_t^g (undiscounted within the segment).
 
-Advantages: GAE-lambda (learning/goals_util.gae_lambda): the action policy per decision with
+Advantages: GAE-lambda (learning/rl_util.gae_lambda): the action policy per decision with
 Discount and TDLambda, the goal policy per goal decision with GoalDiscount and GoalLambda. The
 value after a path's last step is 0 after a Fail or Succ end and the critic's after a time-limit
 (Null) end. Critic targets are the lambda-returns (advantage + value) for the action policy (as
@@ -32,7 +33,6 @@ GoalEntropyWeight x entropy; critic 0.5 (G - V)^2), inverse model (Epochs passes
 ceil(global transitions / MiniBatchSize) minibatches). Checkpoints hold all three networks and
 the normalisers; the resume state adds the habituation state and the solvers' slots.
 """
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -40,88 +40,21 @@ import tensorflow as tf
 
 import util.mpi_util as mpi_util
 from env.env import Mode, Terminate
-from learning.actor_critic import ValueHead
-from learning.agent_config import PPOAgentConfig, key
-from learning.goals_util import RewardHabituation, gae_lambda, goals_used, stability_habituation_step
-from learning.inverse_model import (InverseModel, inverse_model_loss, relative_likelihood, softmax_np,
-                                    stability_reward)
+from learning.agents.pg_agent import input_spec
+from learning.agents.ppo_agent import PPOAgent
+from learning.configs.goals_agent import GoalsAgentConfig
+from learning.goals_util import (RewardHabituation, goals_used, inverse_model_loss, relative_likelihood, softmax_np,
+                                 stability_habituation_step, stability_reward)
 from learning.losses import critic_loss, ppo_clip_loss
-from learning.nets.net import NP_OPS, TF_OPS, Net, uniform_init
-from learning.nets.fc_2layers_1024units import FCNet
-from learning.nets.net_builder import NETS, build_net, register_net
-from learning.ppo_agent import PPOAgent
+from learning.models.goal_policy import GoalPolicy
+from learning.models.inverse_model import InverseModel
 from learning.replay_buffer import Field
+from learning.rl_util import gae_lambda, normalize_advantages
 from learning.solvers.mpi_solver import MPISolver
 
-GOAL_SCOPE = "agent/goal"
-SMALL_NET = "fc_2layers_64units"   # the small scene's trunks: fc_2layers_1024units' structure at 64 x 64
-if SMALL_NET not in NETS:
-    register_net(SMALL_NET, lambda sizes, scope: FCNet(sizes, scope, layers=(64, 64)))
 LOG_COLUMNS = ("Goal_Actor_Loss", "Goal_Critic_Loss", "Goal_Clip_Frac", "Goal_Entropy", "Goal_Return_Mean",
                "InvModel_Loss", "InvModel_Action_Err", "InvModel_Goal_Acc", "Stability_Reward_Mean",
                "Stability_Habituation_Min", "Reward_Habituation", "Goals_Used")
-
-
-@dataclass(frozen=True, kw_only=True)
-class GoalsAgentConfig(PPOAgentConfig):
-    num_goals: int = key("NumGoals", 4)
-    goal_steps: int = key("GoalSteps", 10)
-    goal_actor_net: str = key("GoalActorNet")
-    goal_critic_net: str = key("GoalCriticNet")
-    goal_actor_stepsize: float = key("GoalActorStepsize", 0.001)
-    goal_critic_stepsize: float = key("GoalCriticStepsize", 0.01)
-    goal_momentum: float = key("GoalMomentum", 0.9)
-    goal_discount: float = key("GoalDiscount", 0.9)
-    goal_lambda: float = key("GoalLambda", 0.95)
-    goal_mini_batch_size: int = key("GoalMiniBatchSize", 32)
-    goal_entropy_weight: float = key("GoalEntropyWeight", 0.01)
-    inverse_model_net: str = key("InverseModelNet")
-    inverse_model_stepsize: float = key("InverseModelStepsize", 0.001)
-    inverse_model_momentum: float = key("InverseModelMomentum", 0.9)
-    inverse_model_goal_error_base: float = key("InverseModelGoalErrorBase", 0.1)
-    action_error_discount: float = key("ActionErrorDiscount", 0.5)
-    action_error_factor: float = key("ActionErrorFactor", 1.0)
-    goal_error_factor: float = key("GoalErrorFactor", 1.0)
-    stability_habituation_factor: float = key("StabilityHabituationFactor", 0.03)
-    stability_restoration_factor: float = key("StabilityRestorationFactor", 0.01)
-    reward_habituation_factor: float = key("RewardHabituationFactor", 0.001)
-    reward_restoration_factor: float = key("RewardRestorationFactor", 0.001)
-
-    def problems(self):
-        yield from super().problems()
-        for json_key, name in (("GoalActorNet", self.goal_actor_net), ("GoalCriticNet", self.goal_critic_net),
-                               ("InverseModelNet", self.inverse_model_net)):
-            if name not in NETS:
-                yield json_key, f"unknown net {name!r} (known: {', '.join(sorted(NETS))})"
-        if self.num_goals < 2:
-            yield "NumGoals", f"must be >= 2, got {self.num_goals}"
-        for json_key, val in (("GoalSteps", self.goal_steps), ("GoalMiniBatchSize", self.goal_mini_batch_size)):
-            if val < 1:
-                yield json_key, f"must be >= 1, got {val}"
-        for json_key, val in (("GoalActorStepsize", self.goal_actor_stepsize),
-                              ("GoalCriticStepsize", self.goal_critic_stepsize),
-                              ("InverseModelStepsize", self.inverse_model_stepsize)):
-            if val <= 0:
-                yield json_key, f"must be > 0, got {val}"
-        for json_key, val in (("GoalMomentum", self.goal_momentum),
-                              ("InverseModelMomentum", self.inverse_model_momentum),
-                              ("GoalDiscount", self.goal_discount)):
-            if not 0 <= val < 1:
-                yield json_key, f"must be in [0, 1), got {val}"
-        for json_key, val in (("GoalLambda", self.goal_lambda), ("ActionErrorDiscount", self.action_error_discount),
-                              ("StabilityHabituationFactor", self.stability_habituation_factor),
-                              ("StabilityRestorationFactor", self.stability_restoration_factor),
-                              ("RewardHabituationFactor", self.reward_habituation_factor),
-                              ("RewardRestorationFactor", self.reward_restoration_factor)):
-            if not 0 <= val <= 1:
-                yield json_key, f"must be in [0, 1], got {val}"
-        if not 0 < self.inverse_model_goal_error_base < 1:
-            yield "InverseModelGoalErrorBase", f"must be in (0, 1), got {self.inverse_model_goal_error_base}"
-        for json_key, val in (("ActionErrorFactor", self.action_error_factor),
-                              ("GoalErrorFactor", self.goal_error_factor),
-                              ("GoalEntropyWeight", self.goal_entropy_weight)):
-            if val < 0:
-                yield json_key, f"must be >= 0, got {val}"
 
 
 class GoalBatch(NamedTuple):
@@ -133,51 +66,6 @@ class GoalBatch(NamedTuple):
     rewards_to_go: np.ndarray
     values: np.ndarray
     logps: np.ndarray
-
-
-class LogitsHead(Net):
-    def __init__(self, in_size, num_goals, scope):
-        super().__init__(scope)
-        self.out = self.add_dense("logits", in_size, num_goals, uniform_init(0.01))
-
-    def forward(self, ops, params, inputs):
-        return self.dense(ops, params, self.out, inputs[0])
-
-
-class GoalPolicy:
-    """Categorical actor and critic over [normalised state, (normalised env goal)]; TF1 names
-    agent/goal/actor/{trunk}, agent/goal/actor/logits/..., agent/goal/critic/{trunk},
-    agent/goal/critic/dense/..."""
-
-    def __init__(self, actor_net, critic_net, input_sizes, num_goals):
-        self.actor_trunk = build_net(actor_net, input_sizes, f"{GOAL_SCOPE}/actor")
-        self.actor_head = LogitsHead(self.actor_trunk.out_size, num_goals, f"{GOAL_SCOPE}/actor")
-        self.critic_trunk = build_net(critic_net, input_sizes, f"{GOAL_SCOPE}/critic")
-        self.critic_head = ValueHead(self.critic_trunk.out_size, f"{GOAL_SCOPE}/critic")
-        self.variables = {}
-        for net in (self.actor_trunk, self.actor_head, self.critic_trunk, self.critic_head):
-            self.variables.update(net.variables)
-        self.actor_vars = self.actor_trunk.trainable_variables() + self.actor_head.trainable_variables()
-        self.critic_vars = self.critic_trunk.trainable_variables() + self.critic_head.trainable_variables()
-        self.refresh_mirror()
-
-    def _logits(self, ops, params, inputs):
-        return self.actor_head.forward(ops, params, [self.actor_trunk.forward(ops, params, inputs)])
-
-    def _value(self, ops, params, inputs):
-        return self.critic_head.forward(ops, params, [self.critic_trunk.forward(ops, params, inputs)])
-
-    def logits(self, inputs):
-        return self._logits(TF_OPS, self.variables, inputs)
-
-    def critic(self, inputs):
-        return self._value(TF_OPS, self.variables, inputs)
-
-    def refresh_mirror(self):
-        self._params = {name: v.numpy() for name, v in self.variables.items()}
-
-    def probs_np(self, inputs):
-        return softmax_np(self._logits(NP_OPS, self._params, inputs).astype(np.float64))
 
 
 class GoalsAgent(PPOAgent):
@@ -219,7 +107,7 @@ class GoalsAgent(PPOAgent):
         return self._goal_input_sizes() + [self.num_goals]
 
     def _goal_input_spec(self):
-        return tuple(tf.TensorSpec([None, n], tf.float32) for n in self._goal_input_sizes())
+        return input_spec(self._goal_input_sizes())
 
     def _build_nets(self):
         super()._build_nets()
@@ -304,6 +192,10 @@ class GoalsAgent(PPOAgent):
         buf = self.replay_buffer
         return tuple(self._main_inputs(buf.get("states", slots), buf.get("goals", slots), buf.get("goal_ids", slots)))
 
+    def _decision_inputs(self, s, g):
+        """The action policy's inputs at a decision: with the one-hot of the current goal."""
+        return self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal])
+
     def _norm_states(self, states):
         return self.s_norm.normalize(states).astype(np.float32)
 
@@ -333,20 +225,12 @@ class GoalsAgent(PPOAgent):
             self._choose_goal(s, g)
         self._step += 1
         self._goal_start = goal_start
-        self._exp_action = self._enable_stoch_policy() and np.random.rand() < self.exp_params_curr.rate
-        model = self.model
-        inputs = self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal])
-        norm_a = model.actor_mean_np(inputs)[0].astype(np.float64)
-        logp = model.logp_at_mean_np
-        if self._exp_action:
-            noise = np.random.randn(norm_a.size)
-            norm_a += model.std_np * noise
-            logp -= 0.5 * float(noise @ noise)
+        a, logp = super()._decide_action(s, g)
         extras = self.path.extras
         extras["goal_ids"].append(self._goal)
         extras["goal_logps"].append(self._goal_logp if goal_start else 0.0)
         extras["stab_habs"].append(self._stab_factor)
-        return self.a_norm.unnormalize(norm_a), logp
+        return a, logp
 
     def _record_flags(self):
         return super()._record_flags() | (self.GOAL_START_FLAG if self._goal_start else 0)
@@ -356,10 +240,6 @@ class GoalsAgent(PPOAgent):
         reward = self.path.rewards[-1]
         factor = self.reward_hab.step(reward) if self._is_training_step() else self.reward_hab.value
         self.path.extras["reward_habs"].append(factor)
-
-    def _log_val(self, s, g):
-        val = self.model.critic_np(self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal]))[0]
-        self.env.log_val(self.id, float((1 - self.config.discount) * val))
 
     # ---- the action policy's PPO step (PPOAgent's, with these hooks) ----
     def _fetch_batch_rewards(self, idx):
@@ -462,8 +342,7 @@ class GoalsAgent(PPOAgent):
         cfg = self.config
         n = batch.goals.size
         inputs = self._norm_inputs(batch.states, batch.env_goals)
-        adv = batch.advantages
-        adv = np.clip((adv - adv.mean()) / (adv.std() + self.ADV_EPS), -cfg.norm_adv_clip, cfg.norm_adv_clip)
+        adv, _, _ = normalize_advantages(batch.advantages, cfg.norm_adv_clip)
         mini_batches = int(np.ceil(mpi_util.reduce_sum(n) / cfg.goal_mini_batch_size))
         size = self.local_goal_mini_batch_size
         totals = dict.fromkeys(("goal_actor_loss", "goal_critic_loss", "goal_clip_frac", "goal_entropy"), 0.0)

@@ -10,16 +10,16 @@ Each training iteration:
    each on ceil(DiscBatchSize / ranks) expert and agent observations per rank (normalised by
    amp_obs_norm), momentum SGD through its own MPI solver, minimising
        DiscLoss "lsgan" (DeepMimic): 0.5 [mean 0.5 (D_e - 1)^2 + mean 0.5 (D_a + 1)^2]
-                "bce" (its successor): 0.5 [mean BCE(D_e, 1) + mean BCE(D_a, 0)]  (learning/amp_util.py)
+                "bce" (its successor): 0.5 [mean BCE(D_e, 1) + mean BCE(D_a, 0)]  (learning/disc_losses.py)
        + DiscWeightDecay * sum_W l2(W)   (kernels of the trunk and the logit layer)
        + DiscLogitRegWeight * l2(logit kernel)
        + DiscGradPenalty * 0.5 mean |dD_e / dx_e|^2      (x_e normalised expert obs; with
          DiscGradPenaltyInputs "both", plus 0.5 mean |dD_a / dx_a|^2 of the agent's)
    with l2(W) = 0.5 sum W^2. The agent half of a batch comes from the agent buffer, or with
    DiscReplaySamples k: k from that buffer and the rest from the paths stored since the last update.
-2. PPO (learning/ppo_agent.py) on rewards that replace the stored ones, the style reward
+2. PPO (learning/agents/ppo_agent.py) on rewards that replace the stored ones, the style reward
        lsgan: r = max(0, 1 - 0.25 (1 - D(agent obs))^2) * RewardScale
-       bce:   r = -log(max(1 - sigmoid(D(agent obs)), 1e-4)) * RewardScale
+       bce:   r = min(-log(1 - sigmoid(D(agent obs))), -log(1e-4)) * RewardScale
    or, when the scene enables the task reward, (1 - TaskRewardLerp) r + TaskRewardLerp r_task
    (DeepMimic), or DiscRewardWeight r + TaskRewardWeight r_task (its successor; without a task
    DiscRewardWeight r). The critic's values are clipped to [r_min, r_max] / (1 - gamma) of the
@@ -30,133 +30,28 @@ DiscObsSteps N: the scene's AMP observation is a window of N states one decision
 Checkpoints add agent/main/disc/{trunk}, agent/main/disc/disc_logits/{kernel,bias} and
 agent/resource/amp_obs_norm/{count,mean,std}.
 """
-from dataclasses import dataclass
-
 import numpy as np
 import tensorflow as tf
 
 import util.mpi_util as mpi_util
 from env.env import Mode, Terminate
-from learning.agent_config import ConfigError, PPOAgentConfig, key
+from learning.agents.ppo_agent import PPOAgent
+from learning.agents.tf_agent import RESOURCE_SCOPE
 from learning.amp_buffer import AMPObsBuffer
-from learning.amp_util import DISC_LOSSES, STYLE_REWARDS, disc_accuracy, grad_penalty
+from learning.configs.amp_agent import AMPAgentConfig
+from learning.configs.config import ConfigError
+from learning.disc_losses import DISC_LOSSES, STYLE_REWARDS, disc_accuracy, grad_penalty
 from learning.losses import weight_decay_loss
-from learning.nets.net import TF_OPS, Net, uniform_init
-from learning.nets.net_builder import NETS, build_net
+from learning.models.amp_discriminator import Discriminator
 from learning.normalizer import Normalizer
-from learning.ppo_agent import PPOAgent
 from learning.replay_buffer import Field
 from learning.solvers.mpi_solver import MPISolver
-from learning.tf_agent import RESOURCE_SCOPE
 
-DISC_SCOPE = "agent/main/disc"
-DISC_LOGIT_NAME = "disc_logits"
 AMP_OBS_NORM_SCOPE = f"{RESOURCE_SCOPE}/amp_obs_norm"
 DISC_LOG_COLUMNS = (("Disc_Loss", "loss"), ("Disc_Acc_Expert", "acc_expert"), ("Disc_Acc_Agent", "acc_agent"),
                     ("Disc_Stepsize", None), ("Disc_Steps", None), ("Disc_Prob", "prob_agent"),
                     ("Disc_Abs_Logit", "abs_logit"), ("Disc_Reward_Mean", "reward_mean"),
                     ("Disc_Reward_Std", "reward_std"), ("Grad_Penalty", "grad_penalty"))
-
-
-@dataclass(frozen=True, kw_only=True)
-class AMPAgentConfig(PPOAgentConfig):
-    task_reward_lerp: float = key("TaskRewardLerp", None)     # 0.5 unless the weights are given
-    task_reward_weight: float = key("TaskRewardWeight", None)
-    disc_reward_weight: float = key("DiscRewardWeight", None)
-    disc_obs_steps: int = key("DiscObsSteps", 2)
-    disc_loss: str = key("DiscLoss", "lsgan")
-    disc_grad_penalty_inputs: str = key("DiscGradPenaltyInputs", "expert")
-    disc_replay_samples: int = key("DiscReplaySamples", None)  # all from the agent buffer
-    disc_net: str = key("DiscNet")
-    disc_init_output_scale: float = key("DiscInitOutputScale", 1.0)
-    disc_stepsize: float = key("DiscStepSize", 0.001)
-    disc_momentum: float = key("DiscMomentum", 0.9)
-    disc_weight_decay: float = key("DiscWeightDecay", 0.0)
-    disc_logit_reg_weight: float = key("DiscLogitRegWeight", 0.0)
-    disc_grad_penalty: float = key("DiscGradPenalty", 0.0)
-    disc_batch_size: int = key("DiscBatchSize", 256)
-    disc_steps_per_batch: int = key("DiscStepsPerBatch", 1)
-    disc_expert_buffer_size: int = key("DiscExpertBufferSize", 100000)
-    disc_agent_buffer_size: int = key("DiscAgentBufferSize", 100000)
-    reward_scale: float = key("RewardScale", 1.0)
-
-    def problems(self):
-        yield from super().problems()
-        if self.disc_net not in NETS:
-            yield "DiscNet", f"unknown net {self.disc_net!r} (known: {', '.join(sorted(NETS))})"
-        weights_given = self.task_reward_weight is not None or self.disc_reward_weight is not None
-        if self.task_reward_lerp is not None and weights_given:
-            yield "TaskRewardLerp", "give either TaskRewardLerp or TaskRewardWeight / DiscRewardWeight, not both"
-        if self.task_reward_lerp is not None and not 0 <= self.task_reward_lerp <= 1:
-            yield "TaskRewardLerp", f"must be in [0, 1], got {self.task_reward_lerp}"
-        for json_key, val in (("TaskRewardWeight", self.task_reward_weight),
-                              ("DiscRewardWeight", self.disc_reward_weight)):
-            if val is not None and val < 0:
-                yield json_key, f"must be >= 0, got {val}"
-        if self.disc_obs_steps < 2:
-            yield "DiscObsSteps", f"must be >= 2, got {self.disc_obs_steps}"
-        for json_key, val, known in (("DiscLoss", self.disc_loss, DISC_LOSSES),
-                                     ("DiscGradPenaltyInputs", self.disc_grad_penalty_inputs, ("expert", "both"))):
-            if val not in known:
-                yield json_key, f"is {val!r}, expected one of {', '.join(known)}"
-        if self.disc_replay_samples is not None and not 0 <= self.disc_replay_samples <= self.disc_batch_size:
-            yield "DiscReplaySamples", (f"must be in [0, DiscBatchSize = {self.disc_batch_size}], "
-                                        f"got {self.disc_replay_samples}")
-        if not 0 <= self.disc_momentum < 1:
-            yield "DiscMomentum", f"must be in [0, 1), got {self.disc_momentum}"
-        for json_key, val in (("DiscStepSize", self.disc_stepsize), ("DiscInitOutputScale", self.disc_init_output_scale),
-                              ("RewardScale", self.reward_scale), ("DiscBatchSize", self.disc_batch_size),
-                              ("DiscStepsPerBatch", self.disc_steps_per_batch),
-                              ("DiscExpertBufferSize", self.disc_expert_buffer_size),
-                              ("DiscAgentBufferSize", self.disc_agent_buffer_size)):
-            if val <= 0:
-                yield json_key, f"must be > 0, got {val}"
-        for json_key, val in (("DiscWeightDecay", self.disc_weight_decay),
-                              ("DiscLogitRegWeight", self.disc_logit_reg_weight),
-                              ("DiscGradPenalty", self.disc_grad_penalty)):
-            if val < 0:
-                yield json_key, f"must be >= 0, got {val}"
-
-    def reward_weights(self):
-        """(style weight, task weight): TaskRewardLerp's (1 - w, w), else the two weights (defaults
-        1 and 0: pure imitation)."""
-        if self.task_reward_weight is None and self.disc_reward_weight is None:
-            lerp = 0.5 if self.task_reward_lerp is None else self.task_reward_lerp
-            return 1.0 - lerp, lerp
-        return (1.0 if self.disc_reward_weight is None else self.disc_reward_weight,
-                0.0 if self.task_reward_weight is None else self.task_reward_weight)
-
-    @property
-    def weighted(self):
-        """True when the reward weights (not TaskRewardLerp) combine the rewards."""
-        return self.task_reward_weight is not None or self.disc_reward_weight is not None
-
-
-class LogitHead(Net):
-    """One linear logit, kernel uniform in +-init_output_scale, zero bias."""
-
-    def __init__(self, in_size, init_output_scale, scope):
-        super().__init__(scope)
-        self.out = self.add_dense(DISC_LOGIT_NAME, in_size, 1, uniform_init(init_output_scale))
-
-    def forward(self, ops, params, inputs):
-        return self.dense(ops, params, self.out, inputs[0])[..., 0]
-
-
-class Discriminator:
-    """D(x): the DiscNet trunk over a normalised AMP observation, then the logit layer."""
-
-    def __init__(self, net_name, obs_size, init_output_scale):
-        self.trunk = build_net(net_name, [obs_size], DISC_SCOPE)
-        self.head = LogitHead(self.trunk.out_size, init_output_scale, DISC_SCOPE)
-        self.variables = {**self.trunk.variables, **self.head.variables}
-        self.trainable_variables = self.trunk.trainable_variables() + self.head.trainable_variables()
-        self.logit_kernel = self.variables[f"{self.head.out}/kernel"]
-
-    def __call__(self, norm_obs):
-        """Logits (batch,) of normalised observations (batch, obs_size)."""
-        hidden = self.trunk.forward(TF_OPS, self.variables, [norm_obs])
-        return self.head.forward(TF_OPS, self.variables, [hidden])
 
 
 class AMPAgent(PPOAgent):

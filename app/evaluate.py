@@ -12,12 +12,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from env.env import Terminate
+from app.rollout import WorldHooks, update_world
+from env.env import FRAME_TIME, Terminate
 from env.tracking_error import SUCCESS_BODY_POS_ERR, TRACKING_ERRORS, EpisodeTracking, is_success
-from learning.rl_world import WorldEvent, step_world
 from util.atomic_write import write_json
-
-FRAME_TIME = 1 / 60
 
 
 @dataclass
@@ -31,57 +29,71 @@ class EpisodeStats:
     success: bool = None                              # None: no reference
 
 
+class EpisodeRecorder(WorldHooks):
+    """The rollout's hooks: after every update, the reward terms and imitation metrics of a decision
+    just taken (one update after it) and the cut at max_episode_time; at each episode's end its
+    EpisodeStats."""
+
+    each_update = True
+
+    def __init__(self, world, agent_id, max_episode_time, success_body_pos_err):
+        super().__init__(world)
+        self.env, self.agent, self.agent_id = world.env, world.agents[agent_id], agent_id
+        self.max_episode_time, self.success_body_pos_err = max_episode_time, success_body_pos_err
+        self.tracked = self.env.calc_tracking_error(agent_id) is not None
+        self.stats = []
+        self.terms = []             # the reward terms of each decision of the episode
+        self.tracking = EpisodeTracking()
+        self.elapsed = 0.0          # the episode's time, summed over the updates
+
+    def before_update(self, timestep):
+        self.elapsed += timestep
+
+    def after_update(self):
+        self._record_terms()
+        return self.max_episode_time is not None and self.elapsed >= self.max_episode_time - 1e-9
+
+    def _record_terms(self):
+        if len(self.agent.path.rewards) > len(self.terms):
+            self.terms.append(self.env.get_reward_terms(self.agent_id))
+            if self.tracked:
+                self.tracking.add(self.env.calc_tracking_error(self.agent_id))
+
+    def on_episode_end(self):
+        self._record_terms()
+        path, terms = self.agent.path, self.terms
+        rewards = path.rewards
+        names = terms[0].keys() if terms else ()
+        fell = path.terminate == Terminate.Fail
+        means = self.tracking.means() if self.tracked else {}
+        self.stats.append(EpisodeStats(
+            length_s=self.elapsed, fell=fell,
+            mean_reward=float(np.mean(rewards)) if rewards else 0.0, num_decisions=len(rewards),
+            reward_terms={k: float(np.mean([t[k] for t in terms])) for k in names}, tracking=means,
+            success=is_success(fell, means["body_pos_err"], self.success_body_pos_err) if self.tracked else None))
+        self.tracking = EpisodeTracking()
+        self._next_episode()
+
+    def on_invalid_episode(self):
+        self._next_episode()
+
+    def _next_episode(self):
+        self.elapsed = 0.0
+        self.terms.clear()
+
+
 def evaluate(world, num_episodes, agent_id=0, max_episode_time=None, success_body_pos_err=SUCCESS_BODY_POS_ERR):
     """Runs num_episodes test episodes and returns their EpisodeStats; training is switched off
     meanwhile and restored afterwards. max_episode_time (s), if given, cuts longer episodes."""
-    agent = world.agents[agent_id]
-    env = world.env
     was_training = world.enable_training
     world.set_enable_training(False)
     world.reset()
-    timestep = FRAME_TIME / env.get_num_update_substeps()
-    stats = []
-    terms = []
-    tracked = env.calc_tracking_error(agent_id) is not None
-    tracking = EpisodeTracking()
-    elapsed = 0.0
-
-    def record_terms():
-        if len(agent.path.rewards) > len(terms):
-            terms.append(env.get_reward_terms(agent_id))
-            if tracked:
-                tracking.add(env.calc_tracking_error(agent_id))
-
-    def finish(world):
-        nonlocal tracking
-        record_terms()
-        rewards = agent.path.rewards
-        names = terms[0].keys() if terms else ()
-        fell = agent.path.terminate == Terminate.Fail
-        means = tracking.means() if tracked else {}
-        stats.append(EpisodeStats(
-            length_s=elapsed, fell=fell,
-            mean_reward=float(np.mean(rewards)) if rewards else 0.0, num_decisions=len(rewards),
-            reward_terms={k: float(np.mean([t[k] for t in terms])) for k in names}, tracking=means,
-            success=is_success(fell, means["body_pos_err"], success_body_pos_err) if tracked else None))
-        tracking = EpisodeTracking()
-
-    while len(stats) < num_episodes:
-        elapsed += timestep
-        event = step_world(world, timestep, on_episode_end=finish)
-        if event == WorldEvent.NONE:
-            record_terms()
-            if max_episode_time is not None and elapsed >= max_episode_time - 1e-9:
-                world.end_episode()
-                finish(world)
-                world.reset()
-                event = WorldEvent.EPISODE_END
-        if event != WorldEvent.NONE:
-            elapsed = 0.0
-            terms.clear()
+    recorder = EpisodeRecorder(world, agent_id, max_episode_time, success_body_pos_err)
+    while len(recorder.stats) < num_episodes:
+        update_world(world, FRAME_TIME, recorder)
     world.set_enable_training(was_training)
     world.reset()
-    return stats
+    return recorder.stats
 
 
 def summarize(stats):

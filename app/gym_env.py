@@ -1,12 +1,12 @@
 """A gymnasium.Env over a DeepMimic argument file (one agent): the scene as RL libraries expect it.
 
-    import gymnasium, env.gym_env
+    import gymnasium, app.gym_env
     env = gymnasium.make("DeepMimic/Walk-v0")          # args/train_humanoid3d_walk_args.txt
-    env = env.gym_env.DeepMimicGymEnv("args/train_humanoid3d_backflip_args.txt", render_mode="rgb_array")
+    env = app.gym_env.DeepMimicGymEnv("args/train_humanoid3d_backflip_args.txt", render_mode="rgb_array")
 
-One step is one policy decision (1/30 s at DeepMimic's rates): the action is set, the world is
-updated until it asks for the next one or the episode ends, and the reward of that decision is
-returned.
+One step is one policy decision (1/30 s at DeepMimic's rates): the action is set, the env is
+updated (app/rollout.py's loop, the caller acting in the agent's place) until it asks for the next
+one or the episode ends, and the reward of that decision is returned; the caller resets.
 - observation: the state (and the goal, for scenes with one) as float32, unnormalised.
 - action: a Box between the controller's action bounds.
 - terminated: the episode ended in a fall or a failure (Terminate.Fail) or a success (Succ);
@@ -26,12 +26,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from app.rollout import UNBOUNDED, Hooks, WorldEvent, run_updates
 from env.deepmimic_env import DeepMimicEnv
-from env.env import Mode, Terminate
+from env.env import FRAME_TIME, Mode, Terminate
 from util.arg_parser import load_args
 
 ARGS_DIR = Path(__file__).resolve().parents[1] / "args"
-FRAME_TIME = 1.0 / 60.0
 RENDER_SIZE = (800, 450)
 CLIPS = ("backflip", "cartwheel", "crawl", "dance_a", "dance_b", "getup_facedown", "getup_faceup", "jump", "kick",
          "punch", "roll", "run", "spin", "spinkick", "walk")
@@ -59,6 +59,7 @@ class DeepMimicGymEnv(gymnasium.Env):
         self.observation_space = spaces.Box(-np.inf, np.inf, (obs_size,), np.float32)
         self.action_space = spaces.Box(self.env.build_action_bound_min(0).astype(np.float32),
                                        self.env.build_action_bound_max(0).astype(np.float32), dtype=np.float32)
+        self._hooks = CallerActs(self.env)
         self._renderer = None
         self._camera = None
 
@@ -74,20 +75,13 @@ class DeepMimicGymEnv(gymnasium.Env):
             # the scene holds this generator: reseeding it in place reseeds the scene
             self.env.rng.bit_generator.state = np.random.default_rng(seed).bit_generator.state
         self.env.reset()
-        while not self.env.need_new_action(0):
-            self.env.advance(self.timestep, 1)
+        self._hooks.action = None
+        run_updates(self.env, self.timestep, UNBOUNDED, self._hooks)
         return self._obs(), self._info()
 
     def step(self, action):
-        self.env.set_action(0, np.asarray(action, dtype=np.float64))
-        invalid = False
-        while True:
-            self.env.advance(self.timestep, 1_000_000)
-            if not self.env.check_valid_episode():
-                invalid = True
-                break
-            if self.env.need_new_action(0) or self.env.is_episode_end():
-                break
+        self._hooks.action = np.asarray(action, dtype=np.float64)
+        invalid = run_updates(self.env, self.timestep, UNBOUNDED, self._hooks) == WorldEvent.INVALID_EPISODE
         reward = float(self.env.calc_reward(0))
         ended = self.env.is_episode_end()
         terminate = self.env.check_terminate(0) if ended else Terminate.Null
@@ -105,7 +99,7 @@ class DeepMimicGymEnv(gymnasium.Env):
         from env.render.draw_list import build_frame
         from env.render.render_process import RenderProcess
 
-        scene = self.env.scene
+        scene = self.env        # the env is the scene (env/deepmimic_env.py)
         if self._renderer is None:
             self._renderer = RenderProcess(*RENDER_SIZE, headless=True)
             self._camera = Camera.side_view(scene.camera_focus(), *RENDER_SIZE)
@@ -119,11 +113,30 @@ class DeepMimicGymEnv(gymnasium.Env):
         self.env.shutdown()
 
 
+class CallerActs(Hooks):
+    """The rollout's hooks of a gymnasium step: the caller's action (`action`) is set at the
+    decision the step starts from, the loop stops at the next one, and an ended or invalid episode
+    is left to the caller (no reset)."""
+
+    def __init__(self, env):
+        self.env = env
+        self.action = None
+
+    def act(self, timestep):
+        if not self.env.need_new_action(0):
+            return False
+        if self.action is None:
+            return True
+        self.env.set_action(0, self.action)
+        self.action = None
+        return False
+
+
 def register_envs():
     """DeepMimic/<Clip>-v0 for the 15 imitate skills (the train_ args files)."""
     for clip in CLIPS:
         if gym_id(clip) not in gymnasium.registry:
-            gymnasium.register(id=gym_id(clip), entry_point="env.gym_env:DeepMimicGymEnv",
+            gymnasium.register(id=gym_id(clip), entry_point="app.gym_env:DeepMimicGymEnv",
                                kwargs={"arg_file": str(ARGS_DIR / f"train_humanoid3d_{clip}_args.txt")})
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import util.mpi_util as mpi_util
 from env.env import ActionSpace, Mode, Terminate
 from env.tracking_error import TRACKING_ERRORS, EpisodeTracking, is_success
-from learning.exp_params import ExpParams
+from learning.configs.exp_params import ExpParams
 from learning.normalizer import Normalizer
 from learning.path import Path
 from learning.replay_buffer import ReplayBuffer, pg_fields
@@ -37,6 +37,7 @@ NONFINITE_PATHS_STOP = 100
 
 class RLAgent:
     NAME = "None"
+    NEEDS_DEMOS = False     # True: the builder passes the world's demonstrations (learning/demos.py)
 
     def __init__(self, world, id, config):
         self.world = world

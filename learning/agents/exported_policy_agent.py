@@ -6,7 +6,7 @@ episodes, buffer sizes) for RLAgent's bookkeeping.
 import numpy as np
 
 from learning.policy_files import load_policy
-from learning.rl_agent import RLAgent
+from learning.agents.rl_agent import RLAgent
 from util.logger import Logger
 
 
@@ -40,7 +40,7 @@ def use_exported_policy(world, policy_file, agent_id=0):
     then re-applies the world's training switch (the env goes to test mode)."""
     agent = world.agents[agent_id] if world.agents else None
     if agent is None:
-        raise ValueError(f"--policy_file {policy_file}: scene {world.env.get_name()} has no agent {agent_id}")
+        raise ValueError(f"--policy_file {policy_file}: {type(world.env).__name__} has no agent {agent_id}")
     world.agents[agent_id] = ExportedPolicyAgent(world, agent_id, agent.config, policy_file)
     Logger.print(str(world.agents[agent_id]))
     world.set_enable_training(world.enable_training)

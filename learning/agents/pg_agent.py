@@ -11,8 +11,8 @@ import numpy as np
 import tensorflow as tf
 
 from env.env import Mode
-from learning.actor_critic import ActorCritic
-from learning.tf_agent import TFAgent
+from learning.agents.tf_agent import TFAgent
+from learning.models.actor_critic import ActorCritic, build_actor, build_critic
 
 
 class PGAgent(TFAgent):
@@ -50,23 +50,40 @@ class PGAgent(TFAgent):
         return 0.0, 1.0
 
     def _input_sizes(self):
+        """The sizes of the actor's inputs: [state] or [state, goal]."""
         return [self.get_state_size()] + ([self.get_goal_size()] if self.has_goal() else [])
 
+    def _critic_input_sizes(self):
+        return self._input_sizes()
+
     def _input_spec(self):
-        return tuple(tf.TensorSpec([None, n], tf.float32) for n in self._input_sizes())
+        return input_spec(self._input_sizes())
+
+    def _critic_spec(self):
+        return input_spec(self._critic_input_sizes())
 
     def _build_nets(self):
-        cfg = self.config
-        self.model = ActorCritic(cfg.actor_net, cfg.critic_net, self._input_sizes(), self.get_action_size(),
-                                 cfg.actor_init_output_scale, self.exp_params_curr.noise)
+        self.model = ActorCritic(self._build_actor(), self._build_critic())
         self._critic_tf = tf.function(lambda inputs: self.model.critic(list(inputs)),
-                                      input_signature=[self._input_spec()])
+                                      input_signature=[self._critic_spec()])
+
+    def _build_actor(self):
+        cfg = self.config
+        return build_actor(cfg.actor_net, self._input_sizes(), self.get_action_size(), cfg.actor_init_output_scale,
+                           self.exp_params_curr.noise, self._learn_std())
+
+    def _learn_std(self):
+        """Whether the policy step trains the log-std (PPO's does not: it stays log(Noise))."""
+        return False
+
+    def _build_critic(self):
+        return build_critic(self.config.critic_net, self._critic_input_sizes())
 
     def _checkpoint_variables(self):
         return dict(self.model.variables)
 
     def _optional_checkpoint_variables(self):
-        return {self.model.actor_head.logstd_name}   # the 2018 layout has no log-std variable
+        return {self.model.logstd_name}   # the 2018 layout has no log-std variable
 
     def _on_params_changed(self):
         self.model.refresh_mirror()
@@ -81,16 +98,25 @@ class PGAgent(TFAgent):
     def _enable_stoch_policy(self):
         return self.enable_training and self.mode in (Mode.TRAIN, Mode.TRAIN_END)
 
+    def _decision_inputs(self, s, g):
+        """The networks' inputs (a batch of one) at a decision with state s and goal g."""
+        return self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None])
+
+    def calc_action(self, s, g, noise=None):
+        """The policy's action at (s, g), un-normalised: the Gaussian's mean, or with `noise`
+        (standard normal draws, one per action dimension) mean + std * noise."""
+        model = self.model
+        norm_a = model.actor_mean_np(self._decision_inputs(s, g))[0].astype(np.float64)
+        if noise is not None:
+            norm_a += model.std_np * noise
+        return self.a_norm.unnormalize(norm_a)
+
     def _decide_action(self, s, g):
         self._exp_action = self._enable_stoch_policy() and np.random.rand() < self.exp_params_curr.rate
-        model = self.model
-        norm_a = model.actor_mean_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0].astype(np.float64)
-        logp = model.logp_at_mean_np
-        if self._exp_action:
-            noise = np.random.randn(norm_a.size)
-            norm_a += model.std_np * noise
-            logp -= 0.5 * float(noise @ noise)
-        return self.a_norm.unnormalize(norm_a), logp
+        if not self._exp_action:
+            return self.calc_action(s, g), self.model.logp_at_mean_np
+        noise = np.random.randn(self.get_action_size())
+        return self.calc_action(s, g, noise), self.model.logp_at_mean_np - 0.5 * float(noise @ noise)
 
     def _record_flags(self):
         return self.EXP_ACTION_FLAG if self._exp_action else 0
@@ -100,5 +126,10 @@ class PGAgent(TFAgent):
         return self._critic_tf(tuple(self._norm_inputs(states, goals))).numpy().astype(np.float64)
 
     def _log_val(self, s, g):
-        val = self.model.critic_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
+        val = self.model.critic_np(self._decision_inputs(s, g))[0]
         self.env.log_val(self.id, float((1 - self.config.discount) * val))
+
+
+def input_spec(sizes):
+    """TensorSpecs of a network's float32 inputs (batches of the given widths)."""
+    return tuple(tf.TensorSpec([None, n], tf.float32) for n in sizes)

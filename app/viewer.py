@@ -4,23 +4,23 @@ The window loop (or the headless recorder) calls `tick()` every `tick_interval()
 draws `frame()` with `camera` and `hud_content()`; input arrives as `keyboard(key)`,
 `mouse_button(...)`, `mouse_move(...)`, `scroll(...)`, so tests feed events directly.
 
-Timing (deepmimic.md section 1): one frame is 1/60 s in num_update_substeps sub-steps, each
-followed by the episode checks (learning.rl_world.step_world: an invalid episode resets, an
+Timing (deepmimic.md section 1): one frame is app.rollout.update_world's (1/60 s in
+num_update_substeps updates, each followed by the episode checks: an invalid episode resets, an
 episode end ends and resets; the frame stops there). Each tick runs int(|speed|) frames (at
 least 1); below speed 1 the ticks come further apart (interval = frames / |speed| / 60 s). A
-negative speed plays backwards. A left-drag force is handed to the scene before every sub-step.
+negative speed plays backwards. A left-drag force is handed to the scene before every update.
 """
 from collections import deque
 
 import numpy as np
 
+from app.rollout import WorldHooks, update_world
+from env.env import FRAME_TIME
 from env.render.camera import Camera
 from env.render.draw_list import build_frame
 from env.render.picking import pick
-from learning.rl_world import WorldEvent, step_world
 from util.atomic_write import write_json
 
-FRAME_DT = 1.0 / 60.0
 SPEED_STEP = 0.05
 UI_FORCE_SCALE = 1000.0      # N per metre of mouse drag (character units)
 TRACE_LEN = 600              # frames kept per traced point
@@ -51,7 +51,7 @@ class Viewer:
         self.world = self.build_world()
         self.world.reset()   # the first episode in the world's mode (test limits when not training)
         self.drag = None
-        self.scene = self.world.env.scene
+        self.scene = self.world.env     # the env is the scene: its drawing and interaction hooks
         self.camera = Camera.side_view(self.scene.camera_focus(), self.width, self.height,
                                        self.track_mode)
         if self.traces is not None:
@@ -66,21 +66,17 @@ class Viewer:
         """Seconds between ticks; inf at speed 0 (nothing moves)."""
         if self.playback_speed == 0:
             return float("inf")
-        return FRAME_DT * self.num_frames_per_tick() / abs(self.playback_speed)
+        return FRAME_TIME * self.num_frames_per_tick() / abs(self.playback_speed)
 
     def tick(self):
         if self.animating:
-            dt = FRAME_DT if self.playback_speed >= 0 else -FRAME_DT
+            dt = FRAME_TIME if self.playback_speed >= 0 else -FRAME_TIME
             for _ in range(self.num_frames_per_tick()):
                 self.step(dt)
 
     def step(self, dt):
-        """One frame of dt (sub-steps with the drag force), camera tracking and traces."""
-        num_substeps = self.world.env.get_num_update_substeps()
-        for _ in range(1 if dt == 0 else num_substeps):
-            self._apply_drag_force()
-            if step_world(self.world, dt / num_substeps) != WorldEvent.NONE:
-                break
+        """One frame of dt (with the drag force before every update), camera tracking and traces."""
+        update_world(self.world, dt, DragHooks(self))
         self.camera.track(self.scene.camera_focus())
         if self.traces is not None:
             self._record_traces()
@@ -91,7 +87,7 @@ class Viewer:
         """DeepMimic's keys; `key` is the typed character ('\\x1b' for Esc)."""
         action = {
             "\x1b": self._quit, " ": self._toggle_animate,
-            ">": lambda: self._step_once(FRAME_DT), "<": lambda: self._step_once(-FRAME_DT),
+            ">": lambda: self._step_once(FRAME_TIME), "<": lambda: self._step_once(-FRAME_TIME),
             ".": lambda: self._change_speed(SPEED_STEP), ",": lambda: self._change_speed(-SPEED_STEP),
             "/": self._reset_speed, "l": self._load_world, "r": self.world.reset,
             "t": self._toggle_training, "k": self._toggle_ref,
@@ -212,7 +208,7 @@ class Viewer:
         target = origin + direction * depth / (direction @ self._forward())
         return body_id, UI_FORCE_SCALE * (target - anchor), anchor
 
-    def _apply_drag_force(self):
+    def apply_drag_force(self):
         force = self.drag_force()
         if force is not None:
             self.scene.apply_force(*force)
@@ -253,3 +249,16 @@ class Viewer:
             lines += [f"Mode: {'train' if agent.enable_training else 'test'}",
                       f"Return: {sum(agent.path.rewards):.2f}"]
         return lines
+
+
+class DragHooks(WorldHooks):
+    """The viewer's rollout hooks: the left-drag force before every update."""
+
+    each_update = True
+
+    def __init__(self, viewer):
+        super().__init__(viewer.world)
+        self.viewer = viewer
+
+    def before_update(self, timestep):
+        self.viewer.apply_drag_force()

@@ -1,8 +1,9 @@
 """TFAgent: an RLAgent whose model lives in TF2 variables, trained by MPI solvers, saved in
 DeepMimic's TF1 checkpoint names (learning/checkpoint.py).
 
-Template (DeepMimic's names): _build_nets, _build_losses (tf.functions), _build_solvers, then the
-solvers broadcast rank 0's parameters. Subclasses list what checkpoints hold through
+Template (DeepMimic's names): _build_nets (the models, learning/models/), _build_losses
+(tf.functions), _build_solvers (learning/solvers/: optimisers and policy steps), then the solvers
+broadcast rank 0's parameters. Subclasses list what checkpoints hold through
 _checkpoint_variables / _normalizers, and what MPI averages through _solvers.
 
 Checkpoint layout: an agent whose controller uses DeepMimic's 2018 state and action layout (the
@@ -12,7 +13,7 @@ DeepMimic's 2021 names (learning/checkpoint.py). Loading reads either. The 2018 
 is stored un-folded by val_norm, exact to an ulp only, so the resume state keeps its exact values.
 """
 from learning import checkpoint
-from learning.rl_agent import RLAgent
+from learning.agents.rl_agent import RLAgent
 from util.logger import Logger
 
 RESOURCE_SCOPE = "agent/resource"
@@ -30,7 +31,7 @@ class TFAgent(RLAgent):
         raise NotImplementedError
 
     def _build_losses(self):
-        raise NotImplementedError
+        """tf.functions of the agent's own losses (a policy step builds its own: _build_solvers)."""
 
     def _build_solvers(self):
         raise NotImplementedError
@@ -67,7 +68,7 @@ class TFAgent(RLAgent):
     # ---- checkpoints ----
     def checkpoint_layout(self):
         """"2018" when the agent's controller uses the 2018 state/action layout, else "2021"."""
-        return "2018" if self.env.get_ctrl_layout(self.id) == "2018" else "2021"
+        return "2018" if self.env.get_layout_desc(self.id).get("layout") == "2018" else "2021"
 
     def _legacy_val_norm(self):
         """(mean, std) of the val_norm a 2018 checkpoint stores (PGAgent: from its value bounds)."""

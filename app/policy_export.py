@@ -1,6 +1,6 @@
 """A trained policy's actor as one graph: DeepMimic's raw state (and goal) in, the raw action out.
 
-The graph is the agent's test-mode decision (learning/pg_agent.py) with everything around the
+The graph is the agent's test-mode decision (learning/agents/pg_agent.py) with everything around the
 network folded in:
     s_n     = (state - s_norm.mean) / s_norm.std          (g_n likewise for the goal)
     m       = actor mean([s_n, g_n])                      (normalised action units)
@@ -14,7 +14,7 @@ so the two agree to float32 rounding.
 
 Sources: a training run's output directory (its args.txt, the agent file copies beside it, and
 agent0_model.ckpt) or an argument file (its --model_files). The world is built as DeepMimic.py
-builds it (learning/rl_world.build_world), with the run's outputs off, so the normalisers, sizes
+builds it (app/build.build_world), with the run's outputs off, so the normalisers, sizes
 and layouts are the agent's own. Agent 0 is exported.
 """
 import subprocess
@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from app.build import build_world
+from env.scenes.rl_scene_sim_char import RLSceneSimChar
 from learning.nets.graph_ops import Graph
 from util.arg_parser import load_args
 from util.paths import project_root
@@ -68,15 +70,14 @@ def _run_dir_args(run_dir):
 def exportable_agent(world, source):
     """Agent 0 of the world, after checking that its policy is a Gaussian actor over
     [state, (goal)] on a simulated character's controller."""
-    from env.scenes.rl_scene import RLSceneSimChar
     agent = world.agents[0] if world.agents else None
     if agent is None:
-        raise ValueError(f"{source}: scene {world.env.get_name()} has no agent 0 to export")
+        raise ValueError(f"{source}: scene {world.env.name} has no agent 0 to export")
     if agent.NAME not in EXPORTABLE_AGENTS:
         raise ValueError(f"{source}: agent type {agent.NAME} cannot be exported (supported: "
                          f"{', '.join(EXPORTABLE_AGENTS)})")
-    if not isinstance(world.env.scene, RLSceneSimChar):
-        raise ValueError(f"{source}: scene {world.env.get_name()} has no simulated character controller")
+    if not isinstance(world.env, RLSceneSimChar):
+        raise ValueError(f"{source}: scene {world.env.name} has no simulated character controller")
     return agent
 
 
@@ -105,7 +106,7 @@ def actor_graph(agent, with_logstd=False):
 def policy_metadata(world, agent, source):
     """What a user of the exported file needs besides the graph: sizes, a name per entry, where
     the policy came from and how it is run."""
-    args, scene = world.arg_parser, world.env.scene
+    args, scene = world.arg_parser, world.env
     ctrl = scene.ctrl
     return {
         "project_version": project_version(),
@@ -113,7 +114,7 @@ def policy_metadata(world, agent, source):
         "checkpoint": args.parse_strings("model_files")[0],
         "agent_type": agent.NAME,
         "actor_net": agent.config.actor_net,
-        "scene": world.env.get_name(),
+        "scene": world.env.name,
         "character_file": args.parse_strings("character_files")[0],
         "controller_file": args.parse_strings("char_ctrl_files")[0],
         "motion_file": args.parse_string("motion_file"),
@@ -147,7 +148,6 @@ def project_version():
 
 def export_policy(source, with_logstd=False):
     """(graph, metadata) of agent 0's policy in `source` (an output directory or argument file)."""
-    from learning.rl_world import build_world
     world = build_world(source_args(source), enable_draw=False)
     try:
         agent = exportable_agent(world, source)

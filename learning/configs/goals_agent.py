@@ -1,0 +1,67 @@
+"""GoalsAgent's config: the goal policy, the inverse model, the stability reward and the habituation
+(learning/agents/goals_agent.py)."""
+from dataclasses import dataclass
+
+from learning.configs.config import key
+from learning.configs.pg_agent import net_problems
+from learning.configs.ppo_agent import PPOAgentConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalsAgentConfig(PPOAgentConfig):
+    num_goals: int = key("NumGoals", 4)
+    goal_steps: int = key("GoalSteps", 10)
+    goal_actor_net: str = key("GoalActorNet")
+    goal_critic_net: str = key("GoalCriticNet")
+    goal_actor_stepsize: float = key("GoalActorStepsize", 0.001)
+    goal_critic_stepsize: float = key("GoalCriticStepsize", 0.01)
+    goal_momentum: float = key("GoalMomentum", 0.9)
+    goal_discount: float = key("GoalDiscount", 0.9)
+    goal_lambda: float = key("GoalLambda", 0.95)
+    goal_mini_batch_size: int = key("GoalMiniBatchSize", 32)
+    goal_entropy_weight: float = key("GoalEntropyWeight", 0.01)
+    inverse_model_net: str = key("InverseModelNet")
+    inverse_model_stepsize: float = key("InverseModelStepsize", 0.001)
+    inverse_model_momentum: float = key("InverseModelMomentum", 0.9)
+    inverse_model_goal_error_base: float = key("InverseModelGoalErrorBase", 0.1)
+    action_error_discount: float = key("ActionErrorDiscount", 0.5)
+    action_error_factor: float = key("ActionErrorFactor", 1.0)
+    goal_error_factor: float = key("GoalErrorFactor", 1.0)
+    stability_habituation_factor: float = key("StabilityHabituationFactor", 0.03)
+    stability_restoration_factor: float = key("StabilityRestorationFactor", 0.01)
+    reward_habituation_factor: float = key("RewardHabituationFactor", 0.001)
+    reward_restoration_factor: float = key("RewardRestorationFactor", 0.001)
+
+    def problems(self):
+        yield from super().problems()
+        yield from net_problems(("GoalActorNet", self.goal_actor_net), ("GoalCriticNet", self.goal_critic_net),
+                                ("InverseModelNet", self.inverse_model_net))
+        if self.num_goals < 2:
+            yield "NumGoals", f"must be >= 2, got {self.num_goals}"
+        for json_key, val in (("GoalSteps", self.goal_steps), ("GoalMiniBatchSize", self.goal_mini_batch_size)):
+            if val < 1:
+                yield json_key, f"must be >= 1, got {val}"
+        for json_key, val in (("GoalActorStepsize", self.goal_actor_stepsize),
+                              ("GoalCriticStepsize", self.goal_critic_stepsize),
+                              ("InverseModelStepsize", self.inverse_model_stepsize)):
+            if val <= 0:
+                yield json_key, f"must be > 0, got {val}"
+        for json_key, val in (("GoalMomentum", self.goal_momentum),
+                              ("InverseModelMomentum", self.inverse_model_momentum),
+                              ("GoalDiscount", self.goal_discount)):
+            if not 0 <= val < 1:
+                yield json_key, f"must be in [0, 1), got {val}"
+        for json_key, val in (("GoalLambda", self.goal_lambda), ("ActionErrorDiscount", self.action_error_discount),
+                              ("StabilityHabituationFactor", self.stability_habituation_factor),
+                              ("StabilityRestorationFactor", self.stability_restoration_factor),
+                              ("RewardHabituationFactor", self.reward_habituation_factor),
+                              ("RewardRestorationFactor", self.reward_restoration_factor)):
+            if not 0 <= val <= 1:
+                yield json_key, f"must be in [0, 1], got {val}"
+        if not 0 < self.inverse_model_goal_error_base < 1:
+            yield "InverseModelGoalErrorBase", f"must be in (0, 1), got {self.inverse_model_goal_error_base}"
+        for json_key, val in (("ActionErrorFactor", self.action_error_factor),
+                              ("GoalErrorFactor", self.goal_error_factor),
+                              ("GoalEntropyWeight", self.goal_entropy_weight)):
+            if val < 0:
+                yield json_key, f"must be >= 0, got {val}"
