@@ -1,4 +1,4 @@
-"""The layers import downwards only (docs/ARCHITECTURE_update.md): env/ imports nothing from
+"""The layers import downwards only (docs/ARCHITECTURE.md): env/ imports nothing from
 learning/ or app/, learning/ nothing from app/ and from env/ only the Env API's modules."""
 import ast
 from pathlib import Path
