@@ -78,11 +78,6 @@ class TreeModel:
         self.chain = np.zeros((n, self.chain_len.max()), dtype=np.int64)
         for i, c in enumerate(chains):
             self.chain[i, :len(c)] = c
-        # the owner body of each velocity dof (base dofs: 0)
-        self.dof_body = np.zeros(self.num_v, dtype=np.int64)
-        for i in range(1, n):
-            width = {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[i]]
-            self.dof_body[self.v_start[i]:self.v_start[i] + width] = i
         gravity = p.getPhysicsEngineParameters(physicsClientId=client)
         self.gravity = np.array([gravity["gravityAccelerationX"], gravity["gravityAccelerationY"],
                                  gravity["gravityAccelerationZ"]])
@@ -90,7 +85,7 @@ class TreeModel:
     def arrays(self):
         return (self.parent, self.jtype, self.frame_pos, self.frame_rot, self.axis, self.inertial_pos,
                 self.inertial_rot, self.mass, self.inertia, self.q_start, self.v_start, self.chain,
-                self.chain_len, self.dof_body, self.gravity)
+                self.chain_len, self.gravity)
 
 
 @njit(cache=True)
@@ -173,7 +168,7 @@ def _dot(a, b):
 
 @njit(cache=True)
 def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot,
-                         mass, inertia, q_start, v_start, chain, chain_len, dof_body, gravity):
+                         mass, inertia, q_start, v_start, chain, chain_len, gravity):
     """(M, C) in the compact layout (module docstring) at positions q and velocities qd."""
     n = parent.shape[0]
     nv = qd.shape[0]
@@ -307,13 +302,11 @@ def _cholesky_solve(a, b):
 
 @njit(cache=True)
 def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent, jtype, frame_pos, frame_rot,
-                      axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
-                      dof_body, gravity):
+                      axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain, chain_len, gravity):
     """Unclamped stable-PD generalized forces (compact layout) for per-dof gains kp, kd (0 on the base),
     targets per moving joint in link order (spherical wxyz, revolute angle); see pd_controller."""
     mm, bias = mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos,
-                                    inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
-                                    dof_body, gravity)
+                                    inertial_rot, mass, inertia, q_start, v_start, chain, chain_len, gravity)
     nv = qd.shape[0]
     err = np.zeros(nv)
     i_sph, i_rev = 0, 0
@@ -355,19 +348,36 @@ def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent,
 
 
 @njit(cache=True)
-def clamp_by_length(tau, starts, widths, limits, norms):
-    """DeepMimic's cSimBodyJoint::ClampTotalTorque: joint k's torque tau[starts[k]:starts[k]+widths[k]]
-    scaled down to limits[k] by its length (norms[k] receives the length before the clamp)."""
-    out = tau.copy()
-    for k in range(starts.shape[0]):
-        s, w = starts[k], widths[k]
+def clamp_by_length(tau, jtype, v_start, limits, norms):
+    """DeepMimic's cSimBodyJoint::ClampTotalTorque on compact generalized forces tau, in place: the
+    torque of the k-th moving joint in link order scaled down to limits[k] by its length (norms[k]
+    receives the length before the clamp); the base rows are left as they are."""
+    k = 0
+    for j in range(1, jtype.shape[0]):
+        if jtype[j] == FIXED:
+            continue
+        s = v_start[j]
+        e = s + (3 if jtype[j] == SPHERICAL else 1)
         length = 0.0
-        for i in range(s, s + w):
+        for i in range(s, e):
             length += tau[i] * tau[i]
         length = np.sqrt(length)
         norms[k] = length
         if length > limits[k]:
             f = limits[k] / length
-            for i in range(s, s + w):
-                out[i] = tau[i] * f
-    return out
+            for i in range(s, e):
+                tau[i] = tau[i] * f
+        k += 1
+
+
+@njit(cache=True)
+def clamped_joint_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, limits, norms, parent, jtype,
+                          frame_pos, frame_rot, axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start,
+                          chain, chain_len, gravity):
+    """What a stable-PD update commands: stable_pd_torques clamped by clamp_by_length, without the
+    base rows (the moving joints' torques in link order, 3 per spherical and 1 per revolute joint)."""
+    tau = stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent, jtype, frame_pos,
+                            frame_rot, axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain,
+                            chain_len, gravity)
+    clamp_by_length(tau, jtype, v_start, limits, norms)
+    return tau[6:]
