@@ -85,6 +85,7 @@ class RLSceneSimChar(Scene):
         self._ui_forces = []
         self._fallen_contact = False
         self._cache = {}  # values computed from the current physics state, cleared by _touch
+        self._episode_end = None  # is_episode_end's answer for the current state, None until asked
 
     # ---- episode flow ------------------------------------------------------------------
 
@@ -145,6 +146,7 @@ class RLSceneSimChar(Scene):
             ctrl.post_update(timestep)
             self._fallen_contact = contact_fall and sim_char.has_fall_contact(ground)
             cache.clear()
+            self._episode_end = None
             post_physics(timestep)
             if ctrl.need_new_action or is_episode_end():
                 return n
@@ -160,6 +162,7 @@ class RLSceneSimChar(Scene):
     def _touch(self):
         """The physics state changed: forget what was computed from it."""
         self._cache.clear()
+        self._episode_end = None
 
     def _cached(self, key, build):
         if key not in self._cache:
@@ -185,13 +188,14 @@ class RLSceneSimChar(Scene):
         return Terminate.Fail if self.enable_fall_end and self.has_fallen() else Terminate.Null
 
     def is_episode_end(self):
-        timer, cache = self.timer, self._cache
-        if timer.time >= timer.max_time:  # timer.is_end(), inlined: this runs after every update
-            return True
-        terminate = cache.get("terminate")
-        if terminate is None:
-            terminate = cache["terminate"] = self.check_terminate()
-        return terminate != Terminate.Null
+        """The timer expired or check_terminate ends the episode. Asked after every update by the
+        update loop and again by its caller (validity check, episode end): computed once per update
+        (or reset, _touch, mode change: whatever moves the state, the time or the time limit)."""
+        end = self._episode_end
+        if end is None:
+            timer = self.timer
+            end = self._episode_end = timer.time >= timer.max_time or self.check_terminate() != Terminate.Null
+        return end
 
     def check_valid_episode(self):
         if not (self.ctrl.need_new_action or self.is_episode_end()):
@@ -285,6 +289,7 @@ class RLSceneSimChar(Scene):
         """The running episode's limit for the current mode: the test limit in test mode, else the
         training limit drawn at the last reset."""
         self.timer.max_time = self.timer_params_end.time_max if self.mode == Mode.TEST else self._train_time_limit
+        self._episode_end = None
 
     def set_sample_count(self, count):
         self.sample_count = count
