@@ -24,17 +24,17 @@ limits x s^2; that is what both classes use.
   vector by its length: the two agree to 1e-8 until a joint saturates, and then builtin applies up
   to sqrt(3) times the limit. About 5x cheaper per update. The wheel's pretrained policies were
   trained under it (humanoid3d_ctrl_2018.txt keeps it).
-- TreeStablePD ("tree", the default): ExactStablePD with the mass matrix and bias forces of our own compiled
-  model (env/sim/tree_dynamics.py, numba) and the whole formula, clamp included, in the same compiled
-  call. Its M and C reproduce pybullet's forward dynamics (one free stepSimulation) to 1e-14 relative; pybullet's
-  calculateMassMatrix / calculateInverseDynamics do not (0.2% of C off, kinetic energy 0.4% off on
-  a random humanoid state), so "tree" torques differ from "exact" (and builtin) ones by ~0.6% of
-  the largest torque. Per update, measured in one process on the loaded 2-core host (3 runs,
-  modes interleaved): tree / builtin 0.9-1.3, exact / builtin 4.8-7.5. Tree's ~24 us (medians of
-  interleaved 10-call blocks): state read 8 us (6 of them in pybullet), one compiled call for M,
-  C, error, solve and clamp 12.5 us (M and C 8.7), torque lists 1.2 us, command 1.5 us. First use
-  compiles for 30-80 s (on this loaded host; any edit of tree_dynamics.py recompiles), cached in
-  __pycache__ afterwards (0.3-1.5 s to load).
+- TreeStablePD ("tree", the default): ExactStablePD with the mass matrix and bias forces of our own
+  compiled model (env/sim/tree_dynamics.py, numba) and the whole formula, clamp included, in the same
+  compiled call. Its M and C reproduce pybullet's forward dynamics (one free stepSimulation) to 1e-14
+  relative; pybullet's calculateMassMatrix / calculateInverseDynamics do not (0.2% of C off, kinetic
+  energy 0.4% off on a random humanoid state), so "tree" torques differ from "exact" (and builtin)
+  ones by ~0.6% of the largest torque. Per update, measured in one process on the loaded 2-core host
+  (3 runs, modes interleaved): tree / builtin 0.9-1.3, exact / builtin 4.8-7.5. Tree's ~20 us
+  (medians of interleaved 10-call blocks): state read 8 us (6 of them in pybullet), one compiled call
+  for M, C, error, solve and clamp 9.4 us (M and C 5.6, Cholesky 2.7), torque lists 1.1 us, command
+  1.5 us. First use compiles for 30-80 s (on this loaded host; any edit of tree_dynamics.py
+  recompiles), cached in __pycache__ afterwards (0.3-1.5 s to load).
 
 Why no hybrid (builtin where no joint saturates, exact elsewhere): the built-in torques cannot be
 read back, so deciding needs the exact torques anyway; and under training's exploration noise

@@ -118,29 +118,9 @@ def _axis_angle_matrix(a, angle, out):
 
 
 @njit(cache=True)
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-@njit(cache=True)
-def _mv(a, v):
-    """3x3 matrix times 3-vector (numba's @ needs scipy's BLAS)."""
-    return np.array([a[0, 0] * v[0] + a[0, 1] * v[1] + a[0, 2] * v[2],
-                     a[1, 0] * v[0] + a[1, 1] * v[1] + a[1, 2] * v[2],
-                     a[2, 0] * v[0] + a[2, 1] * v[1] + a[2, 2] * v[2]])
-
-
-@njit(cache=True)
-def _mm(a, b):
-    out = np.empty((3, 3))
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
-    return out
-
-
-@njit(cache=True)
 def _mv_into(a, v, out):
+    """out = a v for a 3x3 matrix a (numba's @ needs scipy's BLAS). Like the other 3-vector helpers
+    it writes into scratch arrays: an array allocated per body costs more than the body's algebra."""
     for r in range(3):
         out[r] = a[r, 0] * v[0] + a[r, 1] * v[1] + a[r, 2] * v[2]
 
@@ -243,10 +223,18 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
     jv = np.zeros((chain.shape[1], 3))
     jw = np.zeros((chain.shape[1], 3))
     jwi = np.zeros((chain.shape[1], 3))  # I_b Jw, per chain column
+    inertia_w = np.empty((3, 3))
+    inertia_rt = np.empty((3, 3))  # diag(I) R_b^T
+    iw = np.empty(3)
+    force = np.empty(3)
+    torque = np.empty(3)
     for b in range(n):
         m = mass[b]
         rb = rot[b]
-        inertia_w = _mm(rb, inertia[b].reshape(3, 1) * rb.T)
+        for r in range(3):
+            for c in range(3):
+                inertia_rt[r, c] = inertia[b, r] * rb[c, r]
+        _mm_into(rb, inertia_rt, inertia_w)
         nc = chain_len[b]
         for c in range(nc):
             d = chain[b, c]
@@ -260,9 +248,11 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
                 jv[c, 0], jv[c, 1], jv[c, 2] = ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx
             for k in range(3):
                 jwi[c, k] = inertia_w[k, 0] * jw[c, 0] + inertia_w[k, 1] * jw[c, 1] + inertia_w[k, 2] * jw[c, 2]
-        iw = _mv(inertia_w, omega[b])
-        force = m * (acc[b] - gravity)
-        torque = _mv(inertia_w, alpha[b]) + _cross(omega[b], iw)
+        _mv_into(inertia_w, omega[b], iw)
+        for k in range(3):
+            force[k] = m * (acc[b, k] - gravity[k])
+        _mv_into(inertia_w, alpha[b], torque)
+        _cross_add(omega[b], iw, torque, torque)  # I al + w x I w
         for c in range(nc):
             row = chain[b, c]
             bias[row] += _dot(jv[c], force) + _dot(jw[c], torque)
