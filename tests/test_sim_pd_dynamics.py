@@ -126,13 +126,15 @@ def test_compiled_stable_pd_equals_numpy_formula(character, seed):
     tau = pd.calc_torques(1.0 / 600.0)
     expected = numpy_stable_pd(pd, q, qd, 1.0 / 600.0)
     assert np.allclose(tau[pd._compact_to_padded], expected, rtol=0, atol=1e-9 * np.abs(expected).max())
-    # the clamp (shared with ExactStablePD) saturates some joints at these targets
-    forces = pd.clamped_joint_forces(tau)
-    norms = np.array([np.linalg.norm(f) for f in forces])
-    assert np.any(pd.last_torque_norms > pd.torque_lim)
-    assert np.all(norms <= pd.torque_lim * (1 + 1e-12))
+    # the compiled clamp (what apply commands) saturates some joints at these targets and equals
+    # ExactStablePD's numpy clamp of the same torques
+    forces = pd.joint_forces(1.0 / 600.0)
     compiled_norms = pd.last_torque_norms.copy()
+    norms = np.array([np.linalg.norm(f) for f in forces])
+    assert np.any(compiled_norms > pd.torque_lim)
+    assert np.all(norms <= pd.torque_lim * (1 + 1e-12))
     numpy_forces = ExactStablePD.clamped_joint_forces(pd, tau)
+    assert [len(f) for f in forces] == [len(f) for f in numpy_forces]
     assert np.allclose(np.concatenate(forces), np.concatenate(numpy_forces), rtol=1e-12, atol=0)
     assert np.allclose(compiled_norms, pd.last_torque_norms, rtol=1e-12, atol=0)
 

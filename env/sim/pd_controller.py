@@ -24,16 +24,17 @@ limits x s^2; that is what both classes use.
   vector by its length: the two agree to 1e-8 until a joint saturates, and then builtin applies up
   to sqrt(3) times the limit. About 5x cheaper per update. The wheel's pretrained policies were
   trained under it (humanoid3d_ctrl_2018.txt keeps it).
-- TreeStablePD ("tree", the default): ExactStablePD with the mass matrix and bias forces of our own compiled
-  model (env/sim/tree_dynamics.py, numba) and the whole formula in the same compiled call. Its M and C
-  reproduce pybullet's forward dynamics (one free stepSimulation) to 1e-14 relative; pybullet's
-  calculateMassMatrix / calculateInverseDynamics do not (0.2% of C off, kinetic energy 0.4% off on
-  a random humanoid state), so "tree" torques differ from "exact" (and builtin) ones by ~0.6% of
-  the largest torque. Per update, measured in one process on the loaded 2-core host (3 runs,
-  modes interleaved): tree / builtin 0.9-1.3 (state read ~50 us, compiled M, C, error and solve
-  ~50 us, compiled clamp ~6 us, command ~3 us), exact / builtin 4.8-7.5. First use compiles for
-  30-80 s (on this loaded host; any edit of tree_dynamics.py recompiles), cached in
-  __pycache__ afterwards (0.3-1.5 s to load).
+- TreeStablePD ("tree", the default): ExactStablePD with the mass matrix and bias forces of our own
+  compiled model (env/sim/tree_dynamics.py, numba) and the whole formula, clamp included, in the same
+  compiled call. Its M and C reproduce pybullet's forward dynamics (one free stepSimulation) to 1e-14
+  relative; pybullet's calculateMassMatrix / calculateInverseDynamics do not (0.2% of C off, kinetic
+  energy 0.4% off on a random humanoid state), so "tree" torques differ from "exact" (and builtin)
+  ones by ~0.6% of the largest torque. Per update, measured in one process on the loaded 2-core host
+  (3 runs, modes interleaved): tree / builtin 0.9-1.3, exact / builtin 4.8-7.5. Tree's ~20 us
+  (medians of interleaved 10-call blocks): state read 8 us (6 of them in pybullet), one compiled call
+  for M, C, error, solve and clamp 9.4 us (M and C 5.6, Cholesky 2.7), torque lists 1.1 us, command
+  1.5 us. First use compiles for 30-80 s (on this loaded host; any edit of tree_dynamics.py
+  recompiles), cached in __pycache__ afterwards (0.3-1.5 s to load).
 
 Why no hybrid (builtin where no joint saturates, exact elsewhere): the built-in torques cannot be
 read back, so deciding needs the exact torques anyway; and under training's exploration noise
@@ -215,15 +216,15 @@ class TreeStablePD(ExactStablePD):
             raise ValueError(f"{sim_char.desc.path}: the moving pybullet joints {moving} are not the actuated "
                              f"joints {list(self.joint_ids)}")
         self._model_arrays = model.arrays()
+        self._num_q, self._num_v = model.num_q, model.num_v
         # compact dof k (no pads) sits at padded index _compact_to_padded[k]
         self._compact_to_padded = np.concatenate(
             [np.arange(6)] + [np.arange(o, o + (3 if sph else 1)) for o, sph in zip(self._starts, self.is_sph)])
         self._kp_compact = self.kp_vec[self._compact_to_padded]
         self._kd_compact = self.kd_vec[self._compact_to_padded]
-        self._tau = np.zeros(self.size)
-        self._joint_starts = np.array(self._starts, dtype=np.int64)
-        self._joint_widths = np.array([3 if sph else 1 for sph in self.is_sph], dtype=np.int64)
-        self._joint_slices = [(s, s + w) for s, w in zip(self._starts, self._joint_widths.tolist())]
+        # each joint's slice of the joint torques (compact layout without the base)
+        ends = np.cumsum([3 if sph else 1 for sph in self.is_sph]).tolist()
+        self._joint_slices = [(e - (3 if sph else 1), e) for e, sph in zip(ends, self.is_sph)]
 
     def set_targets(self, sph_quats, rev_angles):
         super().set_targets(sph_quats, rev_angles)
@@ -235,24 +236,33 @@ class TreeStablePD(ExactStablePD):
         body, client = self.sim_char.body, self.client
         pos, rot = p.getBasePositionAndOrientation(body, physicsClientId=client)
         lin, ang = p.getBaseVelocity(body, physicsClientId=client)
-        q, qd = list(pos) + list(rot), list(lin) + list(ang)
+        q, qd = [*pos, *rot], [*lin, *ang]
         for jq, jqd, _, _ in p.getJointStatesMultiDof(body, self.joint_ids, physicsClientId=client):
-            q.extend(jq)
-            qd.extend(jqd)
-        return np.array(q), np.array(qd)
+            q += jq
+            qd += jqd
+        return np.fromiter(q, float, self._num_q), np.fromiter(qd, float, self._num_v)
 
     def calc_torques(self, timestep):
         """Unclamped stable-PD generalized forces (padded 43 layout, physics units) at the current state."""
         q, qd = self.generalized_state()
-        self._tau[self._compact_to_padded] = tree_dynamics.stable_pd_torques(
+        tau = np.zeros(self.size)
+        tau[self._compact_to_padded] = tree_dynamics.stable_pd_torques(
             q, qd, timestep, self._kp_compact, self._kd_compact, self._sph_targets, self._rev_targets,
             *self._model_arrays)
-        return self._tau
+        return tau
 
-    def clamped_joint_forces(self, tau):
-        clamped = tree_dynamics.clamp_by_length(tau, self._joint_starts, self._joint_widths, self.torque_lim,
-                                                self.last_torque_norms).tolist()
-        return [clamped[s:e] for s, e in self._joint_slices]
+    def joint_forces(self, timestep):
+        """The clamped torques per actuated joint at the current state, as the torque command takes
+        them: one compiled call (tree_dynamics.clamped_joint_torques) after the state read."""
+        q, qd = self.generalized_state()
+        tau = tree_dynamics.clamped_joint_torques(q, qd, timestep, self._kp_compact, self._kd_compact, self._sph_targets,
+                                                  self._rev_targets, self.torque_lim, self.last_torque_norms,
+                                                  *self._model_arrays).tolist()
+        return [tau[s:e] for s, e in self._joint_slices]
+
+    def apply(self, timestep):
+        p.setJointMotorControlMultiDofArray(self.sim_char.body, self.joint_ids, p.TORQUE_CONTROL,
+                                            forces=self.joint_forces(timestep), physicsClientId=self.client)
 
 
 PD_CONTROLLERS = {"builtin": BuiltinStablePD, "exact": ExactStablePD, "tree": TreeStablePD}

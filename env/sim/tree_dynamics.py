@@ -78,11 +78,6 @@ class TreeModel:
         self.chain = np.zeros((n, self.chain_len.max()), dtype=np.int64)
         for i, c in enumerate(chains):
             self.chain[i, :len(c)] = c
-        # the owner body of each velocity dof (base dofs: 0)
-        self.dof_body = np.zeros(self.num_v, dtype=np.int64)
-        for i in range(1, n):
-            width = {FIXED: 0, REVOLUTE: 1, SPHERICAL: 3}[self.jtype[i]]
-            self.dof_body[self.v_start[i]:self.v_start[i] + width] = i
         gravity = p.getPhysicsEngineParameters(physicsClientId=client)
         self.gravity = np.array([gravity["gravityAccelerationX"], gravity["gravityAccelerationY"],
                                  gravity["gravityAccelerationZ"]])
@@ -90,7 +85,7 @@ class TreeModel:
     def arrays(self):
         return (self.parent, self.jtype, self.frame_pos, self.frame_rot, self.axis, self.inertial_pos,
                 self.inertial_rot, self.mass, self.inertia, self.q_start, self.v_start, self.chain,
-                self.chain_len, self.dof_body, self.gravity)
+                self.chain_len, self.gravity)
 
 
 @njit(cache=True)
@@ -123,29 +118,9 @@ def _axis_angle_matrix(a, angle, out):
 
 
 @njit(cache=True)
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-@njit(cache=True)
-def _mv(a, v):
-    """3x3 matrix times 3-vector (numba's @ needs scipy's BLAS)."""
-    return np.array([a[0, 0] * v[0] + a[0, 1] * v[1] + a[0, 2] * v[2],
-                     a[1, 0] * v[0] + a[1, 1] * v[1] + a[1, 2] * v[2],
-                     a[2, 0] * v[0] + a[2, 1] * v[1] + a[2, 2] * v[2]])
-
-
-@njit(cache=True)
-def _mm(a, b):
-    out = np.empty((3, 3))
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
-    return out
-
-
-@njit(cache=True)
 def _mv_into(a, v, out):
+    """out = a v for a 3x3 matrix a (numba's @ needs scipy's BLAS). Like the other 3-vector helpers
+    it writes into scratch arrays: an array allocated per body costs more than the body's algebra."""
     for r in range(3):
         out[r] = a[r, 0] * v[0] + a[r, 1] * v[1] + a[r, 2] * v[2]
 
@@ -173,7 +148,7 @@ def _dot(a, b):
 
 @njit(cache=True)
 def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot,
-                         mass, inertia, q_start, v_start, chain, chain_len, dof_body, gravity):
+                         mass, inertia, q_start, v_start, chain, chain_len, gravity):
     """(M, C) in the compact layout (module docstring) at positions q and velocities qd."""
     n = parent.shape[0]
     nv = qd.shape[0]
@@ -248,10 +223,18 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
     jv = np.zeros((chain.shape[1], 3))
     jw = np.zeros((chain.shape[1], 3))
     jwi = np.zeros((chain.shape[1], 3))  # I_b Jw, per chain column
+    inertia_w = np.empty((3, 3))
+    inertia_rt = np.empty((3, 3))  # diag(I) R_b^T
+    iw = np.empty(3)
+    force = np.empty(3)
+    torque = np.empty(3)
     for b in range(n):
         m = mass[b]
         rb = rot[b]
-        inertia_w = _mm(rb, inertia[b].reshape(3, 1) * rb.T)
+        for r in range(3):
+            for c in range(3):
+                inertia_rt[r, c] = inertia[b, r] * rb[c, r]
+        _mm_into(rb, inertia_rt, inertia_w)
         nc = chain_len[b]
         for c in range(nc):
             d = chain[b, c]
@@ -265,9 +248,11 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
                 jv[c, 0], jv[c, 1], jv[c, 2] = ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx
             for k in range(3):
                 jwi[c, k] = inertia_w[k, 0] * jw[c, 0] + inertia_w[k, 1] * jw[c, 1] + inertia_w[k, 2] * jw[c, 2]
-        iw = _mv(inertia_w, omega[b])
-        force = m * (acc[b] - gravity)
-        torque = _mv(inertia_w, alpha[b]) + _cross(omega[b], iw)
+        _mv_into(inertia_w, omega[b], iw)
+        for k in range(3):
+            force[k] = m * (acc[b, k] - gravity[k])
+        _mv_into(inertia_w, alpha[b], torque)
+        _cross_add(omega[b], iw, torque, torque)  # I al + w x I w
         for c in range(nc):
             row = chain[b, c]
             bias[row] += _dot(jv[c], force) + _dot(jw[c], torque)
@@ -307,13 +292,11 @@ def _cholesky_solve(a, b):
 
 @njit(cache=True)
 def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent, jtype, frame_pos, frame_rot,
-                      axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
-                      dof_body, gravity):
+                      axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain, chain_len, gravity):
     """Unclamped stable-PD generalized forces (compact layout) for per-dof gains kp, kd (0 on the base),
     targets per moving joint in link order (spherical wxyz, revolute angle); see pd_controller."""
     mm, bias = mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos,
-                                    inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
-                                    dof_body, gravity)
+                                    inertial_rot, mass, inertia, q_start, v_start, chain, chain_len, gravity)
     nv = qd.shape[0]
     err = np.zeros(nv)
     i_sph, i_rev = 0, 0
@@ -355,19 +338,36 @@ def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent,
 
 
 @njit(cache=True)
-def clamp_by_length(tau, starts, widths, limits, norms):
-    """DeepMimic's cSimBodyJoint::ClampTotalTorque: joint k's torque tau[starts[k]:starts[k]+widths[k]]
-    scaled down to limits[k] by its length (norms[k] receives the length before the clamp)."""
-    out = tau.copy()
-    for k in range(starts.shape[0]):
-        s, w = starts[k], widths[k]
+def clamp_by_length(tau, jtype, v_start, limits, norms):
+    """DeepMimic's cSimBodyJoint::ClampTotalTorque on compact generalized forces tau, in place: the
+    torque of the k-th moving joint in link order scaled down to limits[k] by its length (norms[k]
+    receives the length before the clamp); the base rows are left as they are."""
+    k = 0
+    for j in range(1, jtype.shape[0]):
+        if jtype[j] == FIXED:
+            continue
+        s = v_start[j]
+        e = s + (3 if jtype[j] == SPHERICAL else 1)
         length = 0.0
-        for i in range(s, s + w):
+        for i in range(s, e):
             length += tau[i] * tau[i]
         length = np.sqrt(length)
         norms[k] = length
         if length > limits[k]:
             f = limits[k] / length
-            for i in range(s, s + w):
-                out[i] = tau[i] * f
-    return out
+            for i in range(s, e):
+                tau[i] = tau[i] * f
+        k += 1
+
+
+@njit(cache=True)
+def clamped_joint_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, limits, norms, parent, jtype,
+                          frame_pos, frame_rot, axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start,
+                          chain, chain_len, gravity):
+    """What a stable-PD update commands: stable_pd_torques clamped by clamp_by_length, without the
+    base rows (the moving joints' torques in link order, 3 per spherical and 1 per revolute joint)."""
+    tau = stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent, jtype, frame_pos,
+                            frame_rot, axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain,
+                            chain_len, gravity)
+    clamp_by_length(tau, jtype, v_start, limits, norms)
+    return tau[6:]
