@@ -115,8 +115,11 @@ def test_dog3d_builds_with_its_masses_rotated_bodies_and_layout():
     assert np.allclose(hi - lo, [h + 2 * r, 2 * r, 2 * r], atol=1e-5)
     neck_x = (0.2375 + 0.28135 + 0.075) * SCALE  # spine1 + neck joint attach + neck body attach
     assert np.allclose(p.getLinkState(body, neck, physicsClientId=c)[0], [neck_x, 0, 0], atol=1e-9)
-    # the inertia diagonal stays the body-frame one (capsule box: long axis y)
-    assert np.allclose(p.getDynamicsInfo(body, neck, physicsClientId=c)[2], shape_inertias(dog, SCALE)[neck])
+    # the inertia diagonal stays the body-frame one, by hand: Bullet's capsule inertia is its bounding
+    # box's (2r, h + 2r, 2r), long axis y, 1 kg: m/12 (b^2 + c^2) per axis
+    bx, by = 0.07 * SCALE, (0.08 + 0.07) * SCALE
+    by_hand = np.array([by ** 2 + bx ** 2, 2 * bx ** 2, bx ** 2 + by ** 2]) / 12.0
+    assert np.allclose(p.getDynamicsInfo(body, neck, physicsClientId=c)[2], by_hand, rtol=1e-9)
     world.shutdown()
 
 
