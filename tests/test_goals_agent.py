@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from tests.mpi_helpers import read_log
 from tests.test_learning_ppo import run_until
@@ -144,3 +145,65 @@ def test_training_logs_checkpoints_and_resume(tmp_path):
     header, rows = read_log(out / "agent0_log.txt")
     assert len(rows) == 5
     resumed.shutdown()
+
+
+def fill_buffer(world, paths):
+    """Samples in training mode until the replay buffer holds `paths` paths (no train step: the
+    batch is larger than what is stored)."""
+    agent = world.agents[0]
+    while agent.replay_buffer.num_paths < paths:
+        update_world(world, 1 / 60)
+    return agent
+
+
+def test_goal_batch_sums_habituated_rewards_per_goal_segment(tmp_path):
+    """The goal policy's return per goal decision: within each segment of GoalSteps decisions the
+    sum of reward_hab x reward + stab_hab x stability, then discounted over segments
+    (GoalDiscount). Distinct known factors are written into the buffer, so a swapped or missing
+    factor changes the result; the goal critic is zeroed so rewards-to-go are plain sums."""
+    seed_rank(5)
+    world = make_world(tmp_path, GoalSteps=3, GoalDiscount=0.8, BatchSize=100000, ReplayBufferSize=300000)
+    agent = fill_buffer(world, 3)
+    buf = agent.replay_buffer
+    rng = np.random.default_rng(0)
+    for name, low, high in (("rewards", 0.0, 1.0), ("reward_habs", 0.1, 0.4), ("stab_habs", 0.6, 0.9)):
+        buf.data[name][:] = rng.uniform(low, high, buf.data[name].shape)
+    idx = np.concatenate(buf.path_slots())
+    stab = agent._fetch_batch_rewards(idx)
+    agent._goal_critic_tf = lambda inputs: tf.zeros(len(inputs[0]))
+    batch, counts = agent._build_goal_batch()
+    expected, start = [], 0
+    for slots in buf.path_slots():
+        n = len(slots) - 1
+        steps = slots[:-1]
+        step_r = buf.data["reward_habs"][steps] * buf.data["rewards"][steps] + \
+            buf.data["stab_habs"][steps] * stab[start:start + n]
+        start += n + 1
+        seg = [step_r[k:k + 3].sum() for k in range(0, n, 3)]
+        expected += [sum(0.8 ** j * r for j, r in enumerate(seg[k:])) for k in range(len(seg))]
+    np.testing.assert_allclose(batch.rewards_to_go, expected, rtol=1e-9)
+    assert counts.sum() == len(expected)
+    world.shutdown()
+
+
+def test_choosing_a_goal_habituates_it_and_restores_the_others(tmp_path):
+    """A training-mode goal choice lowers that goal's stability factor by StabilityHabituationFactor
+    (floor 0) and raises every other one by StabilityRestorationFactor (cap 1); the decision keeps
+    the chosen goal's factor from before the choice. Test mode changes nothing."""
+    seed_rank(6)
+    world = make_world(tmp_path, StabilityHabituationFactor=0.25, StabilityRestorationFactor=0.1)
+    agent = world.agents[0]
+    agent.stab_hab = np.array([0.2, 0.5, 0.95, 1.0])
+    s, g = world.env.record_state(0), world.env.record_goal(0)
+    before = agent.stab_hab.copy()
+    agent._choose_goal(s, g)
+    chosen = agent._goal
+    expected = np.minimum(before + 0.1, 1.0)
+    expected[chosen] = max(before[chosen] - 0.25, 0.0)
+    np.testing.assert_allclose(agent.stab_hab, expected)
+    assert agent._stab_factor == before[chosen]
+    agent.enable_training = False
+    kept = agent.stab_hab.copy()
+    agent._choose_goal(s, g)
+    np.testing.assert_array_equal(agent.stab_hab, kept)
+    world.shutdown()
