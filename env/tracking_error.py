@@ -24,15 +24,20 @@ TRACKING_ERRORS = ("root_pos_err", "root_rot_err", "body_pos_err", "body_rot_err
 SUCCESS_BODY_POS_ERR = 0.08     # m: the walk criterion's bound (docs/README_time_to_skill.md)
 
 
+def body_pos_distances(sim_pos, ref_pos):
+    """Per body, |(p_b - p_0) - (p'_b - p'_0)|: how far each body is from where the reference has
+    it, each relative to its own character's root (row 0)."""
+    return np.linalg.norm((sim_pos - sim_pos[0]) - (ref_pos - ref_pos[0]), axis=1)
+
+
 def tracking_errors(sim_bodies, sim_vel, ref_bodies, ref_vel):
     """{name: error} of TRACKING_ERRORS for two characters' BodyStates (joint_pos, rot, vel,
     ang_vel of body 0 = root) and their dof velocity vectors (root linear 3, root angular 3, joints)."""
     p, q = sim_bodies.joint_pos, ref_bodies.joint_pos
-    rel = (p - p[0]) - (q - q[0])
     return {
         "root_pos_err": float(np.linalg.norm(p[0] - q[0])),
         "root_rot_err": float(quat_angles(sim_bodies.rot[:1], ref_bodies.rot[:1])[0]),
-        "body_pos_err": float(np.mean(np.linalg.norm(rel, axis=1))),
+        "body_pos_err": float(np.mean(body_pos_distances(p, q))),
         "body_rot_err": float(np.mean(quat_angles(sim_bodies.rot, ref_bodies.rot))),
         "joint_vel_err": float(np.mean(np.abs(np.asarray(sim_vel)[6:] - np.asarray(ref_vel)[6:]))),
         "root_vel_err": float(np.mean(np.abs(sim_bodies.vel[0] - ref_bodies.vel[0]))),

@@ -42,7 +42,7 @@ from env.anim.motion import Motion
 from env.env import Terminate
 from env.scenes.imitate_reward import TERMS, CharSnapshot, ImitateReward
 from env.scenes.rl_scene_sim_char import RLSceneSimChar
-from env.tracking_error import tracking_errors
+from env.tracking_error import body_pos_distances, tracking_errors
 from env.sim.ct_state import TaskStateLayout, heading_frame, normal_tangent
 from env.sim.ref_relative_action import RefRelativeActions
 from env.sim.sim_character import SimCharacter
@@ -216,11 +216,9 @@ class ImitateScene(RLSceneSimChar):
         return fallen
 
     def body_pos_errors(self):
-        """Per body, |(p - p_root) - (p_ref - p_ref_root)| with p the link frame origins: the
-        distance between where the body is and where the reference has it, each relative to its
-        own character's root (world axes)."""
-        sim, ref = self.sim_body_states().joint_pos, self.ref_body_states().joint_pos
-        return np.linalg.norm((sim - sim[0]) - (ref - ref[0]), axis=1)
+        """Per body (link frame origins), its distance from where the reference has it, each
+        relative to its own root (env/tracking_error.body_pos_distances)."""
+        return body_pos_distances(self.sim_body_states().joint_pos, self.ref_body_states().joint_pos)
 
     def calc_tracking_error(self, agent_id=0):
         """MimicKit's tracking errors now (env/tracking_error.py)."""

@@ -73,9 +73,7 @@ class RLSceneSimChar(RLScene):
         self.action_layout = self.ctrl.action_layout   # the policy action; imitate may make it relative
 
         self.perturber = RandPerturber(PerturbParams.from_args(args), rng)
-        for body in self.perturber.params.part_ids:
-            if not 0 <= body < self.sim_char.num_bodies:
-                raise ValueError(f"--perturb_part_ids: body id {body} is not in [0, {self.sim_char.num_bodies - 1}]")
+        self.sim_char.check_body_ids("perturb_part_ids", self.perturber.params.part_ids)
         self.projectiles = Projectiles(self.world)
         self._train_time_limit = self.timer.max_time
         self._ui_forces = []

@@ -122,11 +122,15 @@ class SimCharacter:
 
     # ---- fall contacts -------------------------------------------------------------------
 
-    def set_fall_contact_bodies(self, body_ids):
-        """DeepMimic's fall_contact_bodies: a non-empty list replaces the character file's flags."""
+    def check_body_ids(self, key, body_ids):
+        """A ValueError naming the argument --key when an id is not one of this character's bodies."""
         for b in body_ids:
             if not 0 <= b < self.num_bodies:
-                raise ValueError(f"--fall_contact_bodies: body id {b} is not in [0, {self.num_bodies - 1}]")
+                raise ValueError(f"--{key}: body id {b} is not in [0, {self.num_bodies - 1}]")
+
+    def set_fall_contact_bodies(self, body_ids):
+        """DeepMimic's fall_contact_bodies: a non-empty list replaces the character file's flags."""
+        self.check_body_ids("fall_contact_bodies", body_ids)
         if body_ids:
             self._fall_ids = frozenset(int(b) for b in body_ids)
 
