@@ -1,7 +1,7 @@
 """AMPAgent's config: the discriminator, its buffers and the style reward (learning/agents/amp_agent.py)."""
 from dataclasses import dataclass
 
-from learning.configs.config import key
+from learning.configs.config import key, range_problems
 from learning.configs.pg_agent import net_problems
 from learning.configs.ppo_agent import PPOAgentConfig
 from learning.disc_losses import DISC_LOSSES
@@ -35,14 +35,10 @@ class AMPAgentConfig(PPOAgentConfig):
         weights_given = self.task_reward_weight is not None or self.disc_reward_weight is not None
         if self.task_reward_lerp is not None and weights_given:
             yield "TaskRewardLerp", "give either TaskRewardLerp or TaskRewardWeight / DiscRewardWeight, not both"
-        if self.task_reward_lerp is not None and not 0 <= self.task_reward_lerp <= 1:
-            yield "TaskRewardLerp", f"must be in [0, 1], got {self.task_reward_lerp}"
-        for json_key, val in (("TaskRewardWeight", self.task_reward_weight),
-                              ("DiscRewardWeight", self.disc_reward_weight)):
-            if val is not None and val < 0:
-                yield json_key, f"must be >= 0, got {val}"
-        if self.disc_obs_steps < 2:
-            yield "DiscObsSteps", f"must be >= 2, got {self.disc_obs_steps}"
+        yield from range_problems("in [0, 1]", ("TaskRewardLerp", self.task_reward_lerp))
+        yield from range_problems(">= 0", ("TaskRewardWeight", self.task_reward_weight),
+                                  ("DiscRewardWeight", self.disc_reward_weight))
+        yield from range_problems(">= 2", ("DiscObsSteps", self.disc_obs_steps))
         for json_key, val, known in (("DiscLoss", self.disc_loss, DISC_LOSSES),
                                      ("DiscGradPenaltyInputs", self.disc_grad_penalty_inputs, ("expert", "both"))):
             if val not in known:
@@ -50,20 +46,15 @@ class AMPAgentConfig(PPOAgentConfig):
         if self.disc_replay_samples is not None and not 0 <= self.disc_replay_samples <= self.disc_batch_size:
             yield "DiscReplaySamples", (f"must be in [0, DiscBatchSize = {self.disc_batch_size}], "
                                         f"got {self.disc_replay_samples}")
-        if not 0 <= self.disc_momentum < 1:
-            yield "DiscMomentum", f"must be in [0, 1), got {self.disc_momentum}"
-        for json_key, val in (("DiscStepSize", self.disc_stepsize), ("DiscInitOutputScale", self.disc_init_output_scale),
-                              ("RewardScale", self.reward_scale), ("DiscBatchSize", self.disc_batch_size),
-                              ("DiscStepsPerBatch", self.disc_steps_per_batch),
-                              ("DiscExpertBufferSize", self.disc_expert_buffer_size),
-                              ("DiscAgentBufferSize", self.disc_agent_buffer_size)):
-            if val <= 0:
-                yield json_key, f"must be > 0, got {val}"
-        for json_key, val in (("DiscWeightDecay", self.disc_weight_decay),
-                              ("DiscLogitRegWeight", self.disc_logit_reg_weight),
-                              ("DiscGradPenalty", self.disc_grad_penalty)):
-            if val < 0:
-                yield json_key, f"must be >= 0, got {val}"
+        yield from range_problems("in [0, 1)", ("DiscMomentum", self.disc_momentum))
+        yield from range_problems("> 0", ("DiscStepSize", self.disc_stepsize),
+                                  ("DiscInitOutputScale", self.disc_init_output_scale), ("RewardScale", self.reward_scale),
+                                  ("DiscBatchSize", self.disc_batch_size), ("DiscStepsPerBatch", self.disc_steps_per_batch),
+                                  ("DiscExpertBufferSize", self.disc_expert_buffer_size),
+                                  ("DiscAgentBufferSize", self.disc_agent_buffer_size))
+        yield from range_problems(">= 0", ("DiscWeightDecay", self.disc_weight_decay),
+                                  ("DiscLogitRegWeight", self.disc_logit_reg_weight),
+                                  ("DiscGradPenalty", self.disc_grad_penalty))
 
     def reward_weights(self):
         """(style weight, task weight): TaskRewardLerp's (1 - w, w), else the two weights (defaults

@@ -18,6 +18,20 @@ class ConfigError(ValueError):
     """An invalid agent file; the message names the file and the key."""
 
 
+RANGES = {">= 0": lambda v: v >= 0, ">= 1": lambda v: v >= 1, ">= 2": lambda v: v >= 2, "> 0": lambda v: v > 0,
+          "in [0, 1)": lambda v: 0 <= v < 1, "in [0, 1]": lambda v: 0 <= v <= 1,
+          "in (0, 1]": lambda v: 0 < v <= 1, "in (0, 1)": lambda v: 0 < v < 1}
+
+
+def range_problems(requirement, *pairs):
+    """(json key, "must be <requirement>, got <value>") for each (json key, value) outside the
+    range RANGES[requirement]; a value of None (an optional key not given) is not checked."""
+    inside = RANGES[requirement]
+    for json_key, val in pairs:
+        if val is not None and not inside(val):
+            yield json_key, f"must be {requirement}, got {val}"
+
+
 def key(json_key, default=MISSING):
     """A config field read from `json_key`; no default means required."""
     if is_dataclass(default):

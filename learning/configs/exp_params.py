@@ -4,6 +4,8 @@ ExpAnnealSamples samples."""
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from learning.configs.config import range_problems
+
 
 @dataclass(frozen=True, kw_only=True)
 class ExpParams:
@@ -17,7 +19,5 @@ class ExpParams:
                          noise=self.noise + t * (other.noise - self.noise))
 
     def problems(self):
-        if not 0 <= self.rate <= 1:
-            yield "Rate", f"must be in [0, 1], got {self.rate}"
-        if self.noise <= 0:
-            yield "Noise", f"must be > 0, got {self.noise}"
+        yield from range_problems("in [0, 1]", ("Rate", self.rate))
+        yield from range_problems("> 0", ("Noise", self.noise))

@@ -1,7 +1,7 @@
 """GAILAgent's config: the discriminator, the reward and the policy step (learning/agents/gail_agent.py)."""
 from dataclasses import dataclass
 
-from learning.configs.config import key
+from learning.configs.config import key, range_problems
 from learning.configs.ppo_agent import PPOAgentConfig
 from learning.disc_losses import DISC_REWARDS
 from learning.models.gail_discriminator import DISC_ACTIVATIONS
@@ -37,20 +37,13 @@ class GAILAgentConfig(PPOAgentConfig):
                                      ("DiscRewardType", self.disc_reward_type, tuple(DISC_REWARDS))):
             if val not in known:
                 yield json_key, f"is {val!r}, expected one of {', '.join(known)}"
-        for json_key, val in (("DiscHiddenUnits", self.disc_hidden_units), ("DiscStepsPerIter", self.disc_steps_per_iter),
-                              ("TRPOCGIters", self.trpo_cg_iters), ("TRPOLineSearchSteps", self.trpo_line_search_steps)):
-            if val < 1:
-                yield json_key, f"must be >= 1, got {val}"
-        if self.disc_hidden_layers < 0:
-            yield "DiscHiddenLayers", f"must be >= 0, got {self.disc_hidden_layers}"
-        for json_key, val in (("DiscStepsize", self.disc_stepsize), ("RewardScale", self.reward_scale),
-                              ("TRPOMaxKL", self.trpo_max_kl), ("TRPOValueMaxKL", self.trpo_value_max_kl),
-                              ("TRPOTimeHorizon", self.trpo_time_horizon)):
-            if val <= 0:
-                yield json_key, f"must be > 0, got {val}"
-        for json_key, val in (("DiscEntropyCoef", self.disc_entropy_coef), ("DiscGradPenalty", self.disc_grad_penalty),
-                              ("TRPODamping", self.trpo_damping)):
-            if val < 0:
-                yield json_key, f"must be >= 0, got {val}"
-        if not 0 < self.trpo_fvp_subsample <= 1:
-            yield "TRPOFVPSubsample", f"must be in (0, 1], got {self.trpo_fvp_subsample}"
+        yield from range_problems(">= 1", ("DiscHiddenUnits", self.disc_hidden_units),
+                                  ("DiscStepsPerIter", self.disc_steps_per_iter), ("TRPOCGIters", self.trpo_cg_iters),
+                                  ("TRPOLineSearchSteps", self.trpo_line_search_steps))
+        yield from range_problems(">= 0", ("DiscHiddenLayers", self.disc_hidden_layers))
+        yield from range_problems("> 0", ("DiscStepsize", self.disc_stepsize), ("RewardScale", self.reward_scale),
+                                  ("TRPOMaxKL", self.trpo_max_kl), ("TRPOValueMaxKL", self.trpo_value_max_kl),
+                                  ("TRPOTimeHorizon", self.trpo_time_horizon))
+        yield from range_problems(">= 0", ("DiscEntropyCoef", self.disc_entropy_coef),
+                                  ("DiscGradPenalty", self.disc_grad_penalty), ("TRPODamping", self.trpo_damping))
+        yield from range_problems("in (0, 1]", ("TRPOFVPSubsample", self.trpo_fvp_subsample))

@@ -2,7 +2,7 @@
 (learning/agents/goals_agent.py)."""
 from dataclasses import dataclass
 
-from learning.configs.config import key
+from learning.configs.config import key, range_problems
 from learning.configs.pg_agent import net_problems
 from learning.configs.ppo_agent import PPOAgentConfig
 
@@ -36,32 +36,21 @@ class GoalsAgentConfig(PPOAgentConfig):
         yield from super().problems()
         yield from net_problems(("GoalActorNet", self.goal_actor_net), ("GoalCriticNet", self.goal_critic_net),
                                 ("InverseModelNet", self.inverse_model_net))
-        if self.num_goals < 2:
-            yield "NumGoals", f"must be >= 2, got {self.num_goals}"
-        for json_key, val in (("GoalSteps", self.goal_steps), ("GoalMiniBatchSize", self.goal_mini_batch_size)):
-            if val < 1:
-                yield json_key, f"must be >= 1, got {val}"
-        for json_key, val in (("GoalActorStepsize", self.goal_actor_stepsize),
-                              ("GoalCriticStepsize", self.goal_critic_stepsize),
-                              ("InverseModelStepsize", self.inverse_model_stepsize)):
-            if val <= 0:
-                yield json_key, f"must be > 0, got {val}"
-        for json_key, val in (("GoalMomentum", self.goal_momentum),
-                              ("InverseModelMomentum", self.inverse_model_momentum),
-                              ("GoalDiscount", self.goal_discount)):
-            if not 0 <= val < 1:
-                yield json_key, f"must be in [0, 1), got {val}"
-        for json_key, val in (("GoalLambda", self.goal_lambda), ("ActionErrorDiscount", self.action_error_discount),
-                              ("StabilityHabituationFactor", self.stability_habituation_factor),
-                              ("StabilityRestorationFactor", self.stability_restoration_factor),
-                              ("RewardHabituationFactor", self.reward_habituation_factor),
-                              ("RewardRestorationFactor", self.reward_restoration_factor)):
-            if not 0 <= val <= 1:
-                yield json_key, f"must be in [0, 1], got {val}"
-        if not 0 < self.inverse_model_goal_error_base < 1:
-            yield "InverseModelGoalErrorBase", f"must be in (0, 1), got {self.inverse_model_goal_error_base}"
-        for json_key, val in (("ActionErrorFactor", self.action_error_factor),
-                              ("GoalErrorFactor", self.goal_error_factor),
-                              ("GoalEntropyWeight", self.goal_entropy_weight)):
-            if val < 0:
-                yield json_key, f"must be >= 0, got {val}"
+        yield from range_problems(">= 2", ("NumGoals", self.num_goals))
+        yield from range_problems(">= 1", ("GoalSteps", self.goal_steps), ("GoalMiniBatchSize", self.goal_mini_batch_size))
+        yield from range_problems("> 0", ("GoalActorStepsize", self.goal_actor_stepsize),
+                                  ("GoalCriticStepsize", self.goal_critic_stepsize),
+                                  ("InverseModelStepsize", self.inverse_model_stepsize))
+        yield from range_problems("in [0, 1)", ("GoalMomentum", self.goal_momentum),
+                                  ("InverseModelMomentum", self.inverse_model_momentum),
+                                  ("GoalDiscount", self.goal_discount))
+        yield from range_problems("in [0, 1]", ("GoalLambda", self.goal_lambda),
+                                  ("ActionErrorDiscount", self.action_error_discount),
+                                  ("StabilityHabituationFactor", self.stability_habituation_factor),
+                                  ("StabilityRestorationFactor", self.stability_restoration_factor),
+                                  ("RewardHabituationFactor", self.reward_habituation_factor),
+                                  ("RewardRestorationFactor", self.reward_restoration_factor))
+        yield from range_problems("in (0, 1)", ("InverseModelGoalErrorBase", self.inverse_model_goal_error_base))
+        yield from range_problems(">= 0", ("ActionErrorFactor", self.action_error_factor),
+                                  ("GoalErrorFactor", self.goal_error_factor),
+                                  ("GoalEntropyWeight", self.goal_entropy_weight))

@@ -1,7 +1,7 @@
 """PGAgent's config: the actor and the critic (DeepMimic's PGAgent)."""
 from dataclasses import dataclass
 
-from learning.configs.config import key
+from learning.configs.config import key, range_problems
 from learning.configs.rl_agent import RLAgentConfig
 from learning.nets.net_builder import NETS
 
@@ -21,18 +21,12 @@ class PGAgentConfig(RLAgentConfig):
     def problems(self):
         yield from super().problems()
         yield from net_problems(("ActorNet", self.actor_net), ("CriticNet", self.critic_net))
-        for json_key, val in (("ActorStepsize", self.actor_stepsize), ("CriticStepsize", self.critic_stepsize)):
-            if val <= 0:
-                yield json_key, f"must be > 0, got {val}"
-        for json_key, val in (("ActorMomentum", self.actor_momentum), ("CriticMomentum", self.critic_momentum)):
-            if not 0 <= val < 1:
-                yield json_key, f"must be in [0, 1), got {val}"
-        for json_key, val in (("ActorWeightDecay", self.actor_weight_decay),
-                              ("CriticWeightDecay", self.critic_weight_decay)):
-            if val < 0:
-                yield json_key, f"must be >= 0, got {val}"
-        if self.actor_init_output_scale <= 0:
-            yield "ActorInitOutputScale", f"must be > 0, got {self.actor_init_output_scale}"
+        yield from range_problems("> 0", ("ActorStepsize", self.actor_stepsize), ("CriticStepsize", self.critic_stepsize))
+        yield from range_problems("in [0, 1)", ("ActorMomentum", self.actor_momentum),
+                                  ("CriticMomentum", self.critic_momentum))
+        yield from range_problems(">= 0", ("ActorWeightDecay", self.actor_weight_decay),
+                                  ("CriticWeightDecay", self.critic_weight_decay))
+        yield from range_problems("> 0", ("ActorInitOutputScale", self.actor_init_output_scale))
 
 
 def net_problems(*keys_and_names):

@@ -1,7 +1,7 @@
 """PPOAgent's config: DeepMimic's PPO step (learning/solvers/ppo_step.py)."""
 from dataclasses import dataclass
 
-from learning.configs.config import key
+from learning.configs.config import key, range_problems
 from learning.configs.pg_agent import PGAgentConfig
 from learning.solvers.solver_builder import OPTIMIZERS
 
@@ -20,17 +20,10 @@ class PPOAgentConfig(PGAgentConfig):
 
     def problems(self):
         yield from super().problems()
-        for json_key, val in (("Epochs", self.epochs), ("BatchSize", self.batch_size)):
-            if val < 1:
-                yield json_key, f"must be >= 1, got {val}"
-        if not 0 <= self.td_lambda <= 1:
-            yield "TDLambda", f"must be in [0, 1], got {self.td_lambda}"
-        if self.ratio_clip <= 0:
-            yield "RatioClip", f"must be > 0, got {self.ratio_clip}"
-        if self.norm_adv_clip <= 0:
-            yield "NormAdvClip", f"must be > 0, got {self.norm_adv_clip}"
-        if not 0 < self.actor_stepsize_decay <= 1:
-            yield "ActorStepsizeDecay", f"must be in (0, 1], got {self.actor_stepsize_decay}"
+        yield from range_problems(">= 1", ("Epochs", self.epochs), ("BatchSize", self.batch_size))
+        yield from range_problems("in [0, 1]", ("TDLambda", self.td_lambda))
+        yield from range_problems("> 0", ("RatioClip", self.ratio_clip), ("NormAdvClip", self.norm_adv_clip))
+        yield from range_problems("in (0, 1]", ("ActorStepsizeDecay", self.actor_stepsize_decay))
         for json_key, name in (("ActorOptimizer", self.actor_optimizer), ("CriticOptimizer", self.critic_optimizer)):
             if name not in OPTIMIZERS:
                 yield json_key, f"must be one of {', '.join(OPTIMIZERS)}, got {name!r}"

@@ -3,7 +3,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from learning.configs.config import key
+from learning.configs.config import key, range_problems
 from learning.configs.exp_params import ExpParams
 
 
@@ -27,20 +27,13 @@ class RLAgentConfig:
     LEGACY_KEYS: ClassVar[tuple] = ("UpdatePeriod",)
 
     def problems(self):
-        if not 0 <= self.discount < 1:
-            yield "Discount", f"must be in [0, 1), got {self.discount}"
-        for json_key, val in (("ItersPerUpdate", self.iters_per_update),
-                              ("MiniBatchSize", self.mini_batch_size),
-                              ("ReplayBufferSize", self.replay_buffer_size),
-                              ("OutputIters", self.output_iters),
-                              ("IntOutputIters", self.int_output_iters),
-                              ("SyncCheckIters", self.sync_check_iters)):
-            if val < 1:
-                yield json_key, f"must be >= 1, got {val}"
-        if self.test_episodes < 0:
-            yield "TestEpisodes", f"must be >= 0, got {self.test_episodes}"
-        if self.exp_anneal_samples <= 0:
-            yield "ExpAnnealSamples", f"must be > 0, got {self.exp_anneal_samples}"
+        yield from range_problems("in [0, 1)", ("Discount", self.discount))
+        yield from range_problems(">= 1", ("ItersPerUpdate", self.iters_per_update),
+                                  ("MiniBatchSize", self.mini_batch_size), ("ReplayBufferSize", self.replay_buffer_size),
+                                  ("OutputIters", self.output_iters), ("IntOutputIters", self.int_output_iters),
+                                  ("SyncCheckIters", self.sync_check_iters))
+        yield from range_problems(">= 0", ("TestEpisodes", self.test_episodes))
+        yield from range_problems("> 0", ("ExpAnnealSamples", self.exp_anneal_samples))
         for json_key, params in (("ExpParamsBeg", self.exp_params_beg), ("ExpParamsEnd", self.exp_params_end)):
             for sub_key, problem in params.problems():
                 yield f"{json_key}.{sub_key}", problem

@@ -132,10 +132,12 @@ def training_summary(rows, wall_s, columns=LOG_COLUMNS):
 
 # ---- evaluation ----------------------------------------------------------------------------------
 
-def run_worker(module, spec, timeout=3600):
-    """Runs `module`'s eval worker on spec (a JSON-able dict) in a child process; its RESULT."""
+def run_worker(module, spec, timeout=3600, preexec_fn=None):
+    """Runs `module`'s eval worker on spec (a JSON-able dict) in a child process; its RESULT.
+    preexec_fn runs in the child before it starts (time_to_skill: die with the parent)."""
     cmd = [PYTHON, "-m", module, "--worker", json.dumps(spec)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=preexec_fn)
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_PREFIX):
             return json.loads(line[len(RESULT_PREFIX):])

@@ -49,7 +49,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from tests.bench.learning_check import PYTHON, RESULT_PREFIX, build_eval_world, child_env, read_log  # noqa: E402
+from tests.bench.learning_check import (PYTHON, RESULT_PREFIX, build_eval_world, child_env, read_log,  # noqa: E402
+                                        run_worker)
 from util.atomic_write import atomic_path, write_json  # noqa: E402
 
 CURVE_NAME = "time_to_skill.json"
@@ -132,14 +133,7 @@ def evaluate_checkpoint(cfg, model):
             "scratch": str(Path(cfg["output"]) / "eval_scratch"), "agent_args": [],
             "extra_args": cfg["train_args"], "episodes": cfg["episodes"], "episode_time": cfg["episode_time"],
             "max_body_pos_err": cfg["max_body_pos_err"]}
-    cmd = [PYTHON, "-m", "tests.bench.time_to_skill", "--worker", json.dumps(spec)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True,
-                          preexec_fn=_die_with_parent)
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX):])
-    tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-10:])
-    raise SystemExit(f"time_to_skill: evaluation of {model} failed (exit code {proc.returncode}):\n{tail}")
+    return run_worker("tests.bench.time_to_skill", spec, timeout=None, preexec_fn=_die_with_parent)
 
 
 def criterion_met(cfg, ev):
