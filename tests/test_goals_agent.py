@@ -207,3 +207,60 @@ def test_choosing_a_goal_habituates_it_and_restores_the_others(tmp_path):
     agent._choose_goal(s, g)
     np.testing.assert_array_equal(agent.stab_hab, kept)
     world.shutdown()
+
+
+class _BatchCaptured(Exception):
+    pass
+
+
+def test_action_policy_is_trained_on_the_stability_reward(tmp_path):
+    """The PPO step of the action policy gets, per decision, the stability reward of the inverse
+    model's prediction (written out here by hand with distinct GoalErrorFactor, ActionErrorFactor
+    and ActionErrorDiscount), not the env's reward: with the critic zeroed the batch's returns are
+    the stability rewards discounted by Discount x TDLambda within each path."""
+    seed_rank(7)
+    gef, aef, aed, discount, lam = 1.7, 0.6, 0.3, 0.9, 0.5
+    world = make_world(tmp_path, GoalErrorFactor=gef, ActionErrorFactor=aef, ActionErrorDiscount=aed,
+                       Discount=discount, TDLambda=lam, BatchSize=100000, ReplayBufferSize=300000)
+    agent = fill_buffer(world, 3)
+    buf = agent.replay_buffer
+    buf.data["rewards"][:] = 5.0                   # the env's reward, which PPO must not see
+    agent._critic_tf = lambda inputs: tf.zeros(len(inputs[0]))
+
+    paths = buf.path_slots()
+    expected = []
+    for slots in paths:
+        steps = np.asarray(slots[:-1])
+        a_pred, logits = agent._inverse_tf(agent._norm_states(buf.data["states"][steps]),
+                                           agent._norm_states(buf.data["states"][steps + 1]))
+        a_pred = a_pred.numpy().astype(np.float64)
+        logits = logits.numpy().astype(np.float64)
+        g_pred = np.exp(logits - logits.max(axis=1, keepdims=True))
+        g_pred /= g_pred.sum(axis=1, keepdims=True)
+        goals = buf.data["goal_ids"][steps]
+        e_g = 1.0 - g_pred[np.arange(len(steps)), goals]
+        p_a = np.exp(np.minimum(buf.data["logps"][steps] - agent.model.logp_at_mean_np, 0.0))
+        norm_a = agent.a_norm.normalize(buf.data["actions"][steps])
+        e_a = np.tanh(np.abs(norm_a - a_pred).mean(axis=1)) * p_a
+        stab = 1.0 - (1.0 - aed * e_a) * (gef * e_g * (1.0 - e_a) + aef * e_a * (1.0 - e_g))
+        stab = np.clip(stab, -1.0, 1.0)
+        ret, returns = 0.0, np.zeros(len(steps) + 1)
+        for k in reversed(range(len(steps))):
+            ret = stab[k] + discount * lam * ret
+            returns[k] = ret
+        expected.append(returns)
+    expected = np.concatenate(expected)
+    assert np.ptp(expected) > 0.05                   # the stability rewards vary: the check has teeth
+
+    captured = {}
+
+    def capture(batch, iteration):
+        captured["batch"] = batch
+        raise _BatchCaptured
+
+    agent.policy_step.step = capture
+    with pytest.raises(_BatchCaptured):
+        agent._train_step()
+    batch = captured["batch"]
+    np.testing.assert_allclose(batch.returns, expected, rtol=1e-5, atol=1e-6)
+    world.shutdown()
