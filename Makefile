@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WORKERS ?= $(shell nproc)
+ARG_FILE ?= args/train_humanoid3d_walk_args.txt
 
 .PHONY: setup train test test-slow test-reference bench bench-core view clean data-extra
 
@@ -17,9 +18,10 @@ $(STAMP): requirements.txt requirements-bench.txt
 
 setup: $(STAMP)
 
-# Train the walk skill with WORKERS MPI workers (default: one per CPU core) into output/.
+# Train ARG_FILE (default: DeepMimic's walk recipe) with WORKERS MPI workers (default: one per CPU
+# core) into output/; make train ARG_FILE=args/train_humanoid3d_walk_fast_args.txt: the fast recipe.
 train: $(STAMP)
-	$(PY) mpi_run.py --num_workers $(WORKERS) --arg_file args/train_humanoid3d_walk_args.txt $(ARGS)
+	$(PY) mpi_run.py --num_workers $(WORKERS) --arg_file $(ARG_FILE) $(ARGS)
 
 # DeepMimic's clips not shipped here (motions/sie CC BY-NC, motions/amass AMASS licence, motions/long
 # 20 MB), from github.com/xbpeng/DeepMimic at a pinned commit, checked by hash.

@@ -1,6 +1,6 @@
 """Throughput benchmark (issue 7): samples per second, measured in one run and compared as ratios.
 
-    .venv/bin/python -m tests.bench.throughput [--quick] [--json FILE]
+    .venv/bin/python -m tests.bench.throughput [--quick] [--json FILE] [--arg_file FILE]
 
 This machine's speed swings up to 2x within seconds (a shared host: see the floor's per-second
 rates in docs/bench), so a rate measured in one minute cannot be compared with one measured in the
@@ -32,6 +32,8 @@ it (a section whose entry point is missing reports "unavailable: <reason>", one 
   (e) the older port in the pybullet wheel at its own settings (older_port.py): training samples/s
       after its initial test phase. Probe: C. In the full run also its pretrained walk policy's
       mean reward per policy step.
+--arg_file replaces the walk args file of (b), (c) and (d) (e.g. args/train_humanoid3d_walk_fast_args.txt:
+the fast recipe's sampling and its update's share at 1 and 2 ranks).
 --quick (under 3 minutes) times less, and trains with a copy of the agent file (in a temporary
 folder) with BatchSize 256 (one minibatch) instead of 4096 and TestEpisodes 0: the update's share
 stays roughly the same (its cost is proportional to the batch) but per-iteration overheads weigh
@@ -175,7 +177,7 @@ WORKER_SCRIPT = ROOT / "tests/bench/throughput.py"
 
 
 def worker_args(worker, *args):
-    return ["--worker", worker, *map(str, args)]
+    return ["--worker", worker, "--arg_file", TRAIN_ARGS, *map(str, args)]
 
 
 def worker_command(worker, *args):
@@ -426,7 +428,7 @@ def run(budget, quick, only=None):
     meta = {"mode": "quick" if quick else "full", "seconds": time.time() - started,
             "cpus": os.cpu_count(), "load_average_at_start": load_at_start,
             "load_average_at_end": os.getloadavg(), "budget": asdict(budget),
-            "chunk_seconds": CHUNK_SECONDS, "probe_seconds": PROBE_SECONDS}
+            "chunk_seconds": CHUNK_SECONDS, "probe_seconds": PROBE_SECONDS, "arg_file": TRAIN_ARGS}
     return {"meta": meta, "sections": results, "ratios": {k: v[0] for k, v in ratios.items()},
             "raw_ratios": {k: v[1] for k, v in ratios.items()}, "targets": TARGETS}
 
@@ -436,12 +438,15 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="short timings, under 3 minutes")
     parser.add_argument("--json", help="write all figures to this file")
     parser.add_argument("--only", help="comma-separated sections to run (b, c1, c2, d, e); default all")
+    parser.add_argument("--arg_file", default=TRAIN_ARGS, help=f"train args file of (b)-(d) (default {TRAIN_ARGS})")
     parser.add_argument("--worker", choices=["sampling", "train"], help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=FULL.sampling_seconds, help=argparse.SUPPRESS)
     parser.add_argument("--iters", type=int, default=FULL.train_iters, help=argparse.SUPPRESS)
     parser.add_argument("--scheme", default="B", help=argparse.SUPPRESS)
     parser.add_argument("train_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    global TRAIN_ARGS
+    TRAIN_ARGS = args.arg_file
     configure_process_env()   # as the entry points: quiet TF, oneDNN off, one BLAS thread
     if args.worker == "sampling":
         with tempfile.TemporaryDirectory(prefix="bench_sampling_") as out_dir:
