@@ -434,6 +434,7 @@ def run(budget, quick, only=None):
 
 
 def main(argv=None):
+    global TRAIN_ARGS
     parser = argparse.ArgumentParser(description="throughput benchmark (issue 7)")
     parser.add_argument("--quick", action="store_true", help="short timings, under 3 minutes")
     parser.add_argument("--json", help="write all figures to this file")
@@ -445,7 +446,6 @@ def main(argv=None):
     parser.add_argument("--scheme", default="B", help=argparse.SUPPRESS)
     parser.add_argument("train_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global TRAIN_ARGS
     TRAIN_ARGS = args.arg_file
     configure_process_env()   # as the entry points: quiet TF, oneDNN off, one BLAS thread
     if args.worker == "sampling":
