@@ -1,10 +1,14 @@
 """Adam over MPI: every rank applies the same rank-averaged gradient (as MPISolver does for momentum
-SGD), then tf.train.AdamOptimizer's update, t counting the updates from 1:
-    m <- b1 m + (1 - b1) g;   v <- b2 v + (1 - b2) g^2
-    var <- var - stepsize sqrt(1 - b2^t) / (1 - b1^t) m / (sqrt(v) + eps)
+SGD), then tf.train.AdamOptimizer's update, in its fused kernel (ResourceApplyAdam, one pass over
+each variable), t counting the updates from 1:
+    m <- m + (g - m)(1 - b1);   v <- v + (g^2 - v)(1 - b2)
+    var <- var - (m lr_t) / (sqrt(v) + eps),   lr_t = stepsize sqrt(1 - b2^t) / (1 - b1^t)
+The bias corrections b^t are computed in float64 and rounded to float32 once (TF1's optimizer
+multiplies a float32 power by b at every update, which differs in the last bits).
 `slots` are the first moments m, `v_slots` the second moments; state() carries both (the agent's
 resume state stores them as solver/<name>/slot<i> and solver/<name>/v<i>).
 """
+import numpy as np
 import tensorflow as tf
 
 from learning.solvers.mpi_solver import MPISolver
@@ -17,13 +21,11 @@ class MPIAdamSolver(MPISolver):
         self.v_slots = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
         self._apply_adam = tf.function(self._adam_grads)
 
-    def _adam_grads(self, grads, t):
-        b1, b2 = self.beta1, self.beta2
-        lr = self.stepsize * tf.sqrt(1 - tf.pow(b2, t)) / (1 - tf.pow(b1, t))
+    def _adam_grads(self, grads, beta1_power, beta2_power):
         for var, m, v, g in zip(self.variables, self.slots, self.v_slots, grads):
-            m.assign(b1 * m + (1 - b1) * g)
-            v.assign(b2 * v + (1 - b2) * tf.square(g))
-            var.assign_sub(lr * m / (tf.sqrt(v) + self.epsilon))
+            tf.raw_ops.ResourceApplyAdam(var=var.handle, m=m.handle, v=v.handle, beta1_power=beta1_power,
+                                         beta2_power=beta2_power, lr=self.stepsize, beta1=np.float32(self.beta1),
+                                         beta2=np.float32(self.beta2), epsilon=np.float32(self.epsilon), grad=g)
 
     def update(self, grads):
         """Applies the rank-averaged `grads` (one per variable)."""
@@ -31,7 +33,8 @@ class MPIAdamSolver(MPISolver):
         if flat is None:
             return
         self.iter += 1
-        self._apply_adam([tf.constant(g) for g in self._unflat(flat)], tf.constant(self.iter, tf.float32))
+        self._apply_adam([tf.constant(g) for g in self._unflat(flat)],
+                         tf.constant(self.beta1 ** self.iter, tf.float32), tf.constant(self.beta2 ** self.iter, tf.float32))
 
     def state(self):
         return {**super().state(), "v_slots": [v.numpy() for v in self.v_slots]}
