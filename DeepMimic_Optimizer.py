@@ -65,8 +65,9 @@ def copy_run_inputs(arg_parser, output_path):
 
 
 def progress_line(agent, start, now, max_samples=float("inf"), max_iters=float("inf")):
-    """The iteration's line: samples, rate, returns; with a budget, percent done and the time
-    left at this run's rate. start: (samples, iteration, time) when this run began."""
+    """The iteration's line: samples, rate, returns; in imitation scenes the last test phase's
+    fall rate and body position error (m in the log, cm here); with a budget, percent done and the
+    time left at this run's rate. start: (samples, iteration, time) when this run began."""
     start_samples, start_iter, start_time = start
     row = agent.logger.last_row
     elapsed = max(now - start_time, 1e-9)
@@ -74,6 +75,9 @@ def progress_line(agent, start, now, max_samples=float("inf"), max_iters=float("
     line = (f"agent {agent.id} iter {agent.iter:6d} | samples {agent.total_sample_count:>11,} | "
             f"{rate:7.1f} samples/s | train return {row.get('Train_Return', 0.0):9.3f} | "
             f"test return {row.get('Test_Return', 0.0):9.3f}")
+    if "Test_Body_Pos_Err" in row:    # imitation scenes: how far the last test phase was from the clip
+        line += (f" | test falls {row['Test_Fall_Rate']:4.0%}, body pos "
+                 f"{100 * row['Test_Body_Pos_Err']:5.1f} cm")
     left = []     # (fraction done, seconds left) per finite budget
     if max_samples < float("inf") and rate > 0:
         left.append((agent.total_sample_count / max_samples, (max_samples - agent.total_sample_count) / rate))

@@ -31,6 +31,16 @@ def test_progress_line_percent_and_time_left():
     assert progress_line(agent, (10000, 2, 0.0), 100.0, max_samples=100000, max_iters=10).endswith(
         "|  40.0% done, 5m00s left")
     assert "done" not in progress_line(agent, (10000, 2, 0.0), 100.0)
+    assert "falls" not in line
+
+
+def test_progress_line_shows_test_tracking():
+    """An imitation scene's log row has the test phase's fall rate and body position error (m):
+    0.25 and 0.0834 m read as 25% and 8.3 cm."""
+    row = {"Train_Return": 1.5, "Test_Return": 2.0, "Test_Fall_Rate": 0.25, "Test_Body_Pos_Err": 0.0834}
+    agent = SimpleNamespace(id=0, iter=4, total_sample_count=20000, logger=SimpleNamespace(last_row=row))
+    line = progress_line(agent, (10000, 2, 0.0), 100.0, max_samples=100000)
+    assert "| test falls  25%, body pos   8.3 cm |  20.0% done" in line
 
 
 def test_train_stops_and_saves(tmp_path):
