@@ -205,14 +205,16 @@ def save_curve(cfg, curve):
 
 def plot_curves(curves, path):
     """Reward per decision, mean episode length and body position error against samples, one line
-    per curve (its label), written atomically as a PNG."""
+    per curve (its label), written atomically as a PNG. Samples on a log axis, so curves that end at
+    1M and at 10M both read (a point at 0 samples is left off the plot); the legend below."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    legend_height = 0.2 + 0.18 * ((len(curves) + 1) // 2)     # inches: two columns of labels
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6 + legend_height))
     for curve in curves:
-        pts = curve["points"]
+        pts = [p for p in curve["points"] if p["samples"] > 0]
         x = [p["samples"] / 1e6 for p in pts]
         label = curve["config"].get("label") or Path(curve["config"]["arg_file"]).stem
         axes[0].plot(x, [p["evaluation"]["mean_reward"] for p in pts], marker=".", label=label)
@@ -224,11 +226,13 @@ def plot_curves(curves, path):
     axes[1].axhline(cfg["episode_time"], color="grey", lw=0.8, ls="--")
     axes[2].axhline(100 * cfg["max_body_pos_err"], color="grey", lw=0.8, ls="--")
     for ax, title in zip(axes, ("reward per decision", "test episode length (s)", "body position error (cm)")):
-        ax.set_xlabel("samples (millions)")
+        ax.set_xscale("log")
+        ax.set_xlabel("samples (millions, log scale)")
         ax.set_title(title)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+        ax.grid(alpha=0.3, which="both")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, legend_height / fig.get_figheight(), 1, 1))
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=90, format="png")
     plt.close(fig)
