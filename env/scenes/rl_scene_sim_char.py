@@ -56,7 +56,8 @@ class RLSceneSimChar(RLScene):
         self.world = World(world_scale=args.parse_float("world_scale", 1.0, above=0.0, finite=True),
                            gravity=args.parse_floats("gravity", (0.0, -9.8, 0.0), count=3, finite=True),
                            num_sim_substeps=args.parse_int("num_sim_substeps", 1), timestep=self.update_timestep,
-                           terrain_file=args.parse_string("terrain_file", ""))
+                           terrain_file=args.parse_string("terrain_file", ""),
+                           broadphase_margin=args.parse_float("broadphase_margin", 0.0, at_least=0.0, finite=True))
         char_types = args.parse_strings("char_types", ["general"])
         if set(char_types) != {"general"}:
             raise ValueError(f"--char_types {' '.join(char_types)}: the only character type is general")

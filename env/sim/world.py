@@ -10,11 +10,14 @@ cWorld::Update steps btMultiBodyDynamicsWorld. A command sent before the call (s
 torques) is held over all its sub-steps and dropped afterwards.
 
 Solver: 10 iterations (Bullet's default, which DeepMimic keeps; pybullet's own default is 50).
+Broadphase margin: pybullet's 0 unless --broadphase_margin asks for another (Bullet's and DeepMimic's
+0.05 steps faster, runs then repeat only to ~1e-4; env/sim/broadphase_margin.py).
 """
 
 import numpy as np
 import pybullet as p
 
+from env.sim import broadphase_margin as margin
 from util.paths import load_json
 
 GROUND_FRICTION = 0.9
@@ -23,7 +26,9 @@ SOLVER_ITERATIONS = 10
 
 class World:
     def __init__(self, world_scale=1.0, gravity=(0.0, -9.8, 0.0), num_sim_substeps=1,
-                 timestep=1.0 / 600.0, terrain_file=""):
+                 timestep=1.0 / 600.0, terrain_file="", broadphase_margin=None):
+        """broadphase_margin: the process's margin from now on (set_margin); None keeps the one
+        chosen before (a connect zeroes it: it is written again)."""
         if world_scale <= 0:
             raise ValueError(f"--world_scale must be > 0, got {world_scale}")
         if num_sim_substeps < 1:
@@ -31,6 +36,10 @@ class World:
         self.scale = float(world_scale)
         self.num_sim_substeps = int(num_sim_substeps)
         self.client = p.connect(p.DIRECT)
+        if broadphase_margin is None:
+            margin.reapply()
+        else:
+            margin.set_margin(broadphase_margin)
         self.gravity = np.asarray(gravity, dtype=float)
         p.setGravity(*(self.gravity * self.scale), physicsClientId=self.client)
         p.setPhysicsEngineParameter(numSubSteps=int(num_sim_substeps), numSolverIterations=SOLVER_ITERATIONS,

@@ -1,7 +1,8 @@
 """Our DeepMimicEnv against DeepMimic's C++ core in DeepMimic_Optimizer's loop (issue 27).
 
     .venv/bin/python -m tests.bench.core_loop --deepmimic <DeepMimic checkout> [--rounds 4]
-        [--seconds 15] [--variants fall long] [--clips walk backflip] [--json docs/bench/core_loop.json]
+        [--seconds 15] [--variants fall long] [--clips walk backflip] [--broadphase_margin 0.05]
+        [--json docs/bench/core_loop.json]
     .venv/bin/python -m tests.bench.core_loop --profile ours [--variants long] [--clips walk] [--seconds 15]
 
 The loop is tests/reference_core/common.bench (DeepMimic_Optimizer's update_world and RLAgent
@@ -12,6 +13,8 @@ clip, after an untimed warm-up of WARMUP_DECISIONS on each side, the sides alter
 theirs, ours, theirs, ...) for --rounds rounds of --seconds each; reported: decisions/s per round,
 the median per side and the ratio of the medians ours / theirs, printed as a table and written
 (atomically) to --json with the load averages before and after (a busy machine skews the ratio).
+--broadphase_margin M runs our side with that Bullet broadphase margin (the core keeps Bullet's 0.05;
+our default is pybullet's 0, env/sim/broadphase_margin.py).
 
 Variants (imitate scene, DeepMimic's 2021 layout: phase input, world root rotation):
   fall  each side's arg file as it stands: fall termination on, and the episode timer at sample
@@ -98,13 +101,14 @@ def how_to_build(reason):
             "then run with --deepmimic <checkout> (or DEEPMIMIC=<checkout>)")
 
 
-def compare(core, checkout, variant, clip, rounds, seconds, log=print):
-    """Interleaved rounds of one variant and clip: {side: [common.bench result per round]}."""
+def compare(core, checkout, variant, clip, rounds, seconds, log=print, margin=0.0):
+    """Interleaved rounds of one variant and clip: {side: [common.bench result per round]}. margin:
+    our --broadphase_margin (the core runs Bullet's 0.05)."""
     case = make_case(variant, clip)
     with tempfile.TemporaryDirectory(prefix="core_loop_") as tmpdir:
         ours_argv, theirs_argv = harness.case_args(case, checkout, tmpdir)
         harness.TheirSide(core, theirs_argv).call("set_mode", 0)
-        env = build_ours(ours_argv)
+        env = build_ours(ours_argv + ["--broadphase_margin", str(margin)])
     loops = {"ours": lambda **kw: common.bench(env, **kw), "theirs": lambda **kw: core.request("bench", **kw)}
     runs = {side: [] for side in SIDES}
     try:
@@ -131,11 +135,11 @@ def summary(runs):
     return out
 
 
-def run(checkout, build, variants, clips, rounds, seconds, log=print):
+def run(checkout, build, variants, clips, rounds, seconds, log=print, margin=0.0):
     load_before = os.getloadavg()
     core = harness.CoreProcess(build, checkout)
     try:
-        results = {f"{v}/{c}": summary(compare(core, checkout, v, c, rounds, seconds, log))
+        results = {f"{v}/{c}": summary(compare(core, checkout, v, c, rounds, seconds, log, margin))
                    for v in variants for c in clips}
     finally:
         core.close()
@@ -143,7 +147,7 @@ def run(checkout, build, variants, clips, rounds, seconds, log=print):
             "python": sys.version.split()[0], "cpus": os.cpu_count(), "load_avg_before": load_before,
             "load_avg_after": os.getloadavg(), "deepmimic": str(checkout), "rounds": rounds,
             "round_seconds": seconds, "warmup_decisions": WARMUP_DECISIONS, "action_noise_std": 0.05,
-            "variants": VARIANTS, "results": results}
+            "variants": VARIANTS, "our_broadphase_margin": margin, "results": results}
 
 
 def table(report):
@@ -284,6 +288,8 @@ def main(argv=None):
     parser.add_argument("--variants", nargs="+", choices=tuple(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--clips", nargs="+", choices=CLIPS, default=list(CLIPS))
     parser.add_argument("--json", default=str(ROOT / "docs/bench/core_loop.json"))
+    parser.add_argument("--broadphase_margin", type=float, default=0.0,
+                        help="our side's --broadphase_margin (default pybullet's 0; the core runs Bullet's 0.05)")
     parser.add_argument("--profile", choices=("ours",), default=None,
                         help="profile our side of each selected variant and clip instead (no core needed)")
     args = parser.parse_args(argv)
@@ -300,7 +306,7 @@ def main(argv=None):
     except CoreMissing as err:
         print(how_to_build(err), file=sys.stderr)
         return 2
-    report = run(checkout, build, args.variants, args.clips, args.rounds, args.seconds)
+    report = run(checkout, build, args.variants, args.clips, args.rounds, args.seconds, margin=args.broadphase_margin)
     write_json(args.json, report)
     print(table(report))
     print(f"wrote {args.json}")

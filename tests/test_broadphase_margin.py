@@ -1,0 +1,109 @@
+"""--broadphase_margin (env/sim/broadphase_margin.py): the symbol lookup finds the loaded library,
+pybullet's connect zeroes the margin and our worlds write the chosen one again, the broadphase
+really fattens its boxes by it, a bad value is one clear error, and the walk's trajectory stays
+within 1e-2 of margin 0's."""
+import ctypes
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from env.deepmimic_env import DeepMimicEnv
+from env.sim import broadphase_margin
+from env.sim.world import World
+from util.arg_parser import load_args
+
+WALK_20S = ["--arg_file", "args/train_humanoid3d_walk_args.txt", "--enable_fall_end", "false", "--time_lim_min", "20",
+            "--time_lim_max", "20", "--time_end_lim_min", "20", "--time_end_lim_max", "20"]
+
+
+@pytest.fixture(autouse=True)
+def pybullet_margin_afterwards():
+    """Every test leaves the process at pybullet's margin 0 (what the rest of the suite expects)."""
+    yield
+    broadphase_margin.set_margin(0.0)
+
+
+def test_symbols_locate_the_loaded_library():
+    """The ELF symbol table's PyInit_pybullet, subtracted from its run-time address, gives a
+    page-aligned load address, and gContactBreakingThreshold there reads Bullet's 0.02; a name that
+    only ends another symbol's name is not found."""
+    values = broadphase_margin.elf_symbol_values(p.__file__, ["PyInit_pybullet", "gContactBreakingThreshold",
+                                                              "BreakingThreshold"])
+    assert set(values) == {"PyInit_pybullet", "gContactBreakingThreshold"}
+    base = ctypes.cast(ctypes.CDLL(p.__file__).PyInit_pybullet, ctypes.c_void_p).value - values["PyInit_pybullet"]
+    assert base % 4096 == 0
+    assert ctypes.c_double.from_address(base + values["gContactBreakingThreshold"]).value == 0.02
+
+
+def test_connect_zeroes_it_and_worlds_write_it_again():
+    world = World(world_scale=4.0, broadphase_margin=0.05)
+    assert broadphase_margin.current() == 0.05
+    client = p.connect(p.DIRECT)       # pybullet's own connect: 0, for every client of the process
+    try:
+        assert broadphase_margin.current() == 0.0
+        other = World()                # keeps the process's choice
+        assert broadphase_margin.current() == 0.05
+        other.shutdown()
+    finally:
+        p.disconnect(client)
+        world.shutdown()
+    World(broadphase_margin=0.0).shutdown()
+    assert broadphase_margin.current() == 0.0
+
+
+def test_scene_argument_survives_the_reference_world():
+    """imitate builds its reference character's world after the simulated one (a second connect):
+    --broadphase_margin still holds for the process."""
+    env = DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", "0.05"]), seed=0)
+    assert broadphase_margin.current() == 0.05
+    env.shutdown()
+
+
+@pytest.mark.parametrize("value", ["-0.1", "inf"])
+def test_bad_value_is_one_error_naming_the_key(value):
+    with pytest.raises(ValueError, match=f"--broadphase_margin {value}"):
+        DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", value]), seed=0)
+
+
+def _falling_sphere_found(margin_value):
+    """A sphere falls for 30 steps; then a broadphase query (getOverlappingObjects) with a thin box
+    0.03-0.035 below the sphere's bounding box: only a tree leaf fattened by the margin reaches it."""
+    world = World(broadphase_margin=margin_value)
+    cid = world.client
+    sphere = p.createMultiBody(1.0, p.createCollisionShape(p.GEOM_SPHERE, radius=0.5, physicsClientId=cid),
+                               basePosition=[0, 5, 0], physicsClientId=cid)
+    for _ in range(30):
+        world.step()
+    lo, hi = p.getAABB(sphere, physicsClientId=cid)
+    found = p.getOverlappingObjects([lo[0], lo[1] - 0.035, lo[2]], [hi[0], lo[1] - 0.03, hi[2]],
+                                    physicsClientId=cid) or []
+    world.shutdown()
+    return sphere in [body for body, _ in found]
+
+
+def test_broadphase_boxes_are_fattened_by_the_margin():
+    assert _falling_sphere_found(broadphase_margin.BULLET_DEFAULT_MARGIN)
+    assert not _falling_sphere_found(0.0)
+
+
+def test_walk_trajectory_close_to_margin_zero():
+    """600 decisions of noise actions in the walk scene (fall end off: the character ends up lying
+    on the ground, many contacts), from the same reset, with margin 0 and with 0.05: every state
+    entry within 1e-2 (measured: 1.4e-3 at most)."""
+    def states(margin_value):
+        env = DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", str(margin_value)]), seed=0)
+        env.set_mode(0)
+        rng = np.random.default_rng(3)
+        offset = np.asarray(env.build_action_offset(0))
+        env.reset()
+        out = []
+        while len(out) < 600:
+            if env.need_new_action(0):
+                out.append(np.array(env.record_state(0)))
+                env.set_action(0, -offset + 0.05 * rng.standard_normal(offset.size))
+            env.update(1.0 / 600.0)
+        env.shutdown()
+        return np.array(out)
+
+    assert np.abs(states(0.0) - states(broadphase_margin.BULLET_DEFAULT_MARGIN)).max() < 1e-2
