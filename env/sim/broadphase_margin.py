@@ -7,11 +7,12 @@ gDbvtMargin to 0 whenever a client connects, so every moving link leaves its box
 and is removed, re-inserted and collided against both trees again: on the walk, one re-insertion
 per bounding-box update (17 per 1/1200 s sub-step) and 4x the core's time in bounding-box updates.
 
-The default stays pybullet's 0, for one reason: with a margin, Bullet's tree keeps boxes from
-earlier steps and orders its nodes by their memory addresses (btDbvt's incremental optimisation), so
-the contact order, and with it the trajectory, can differ in the 4th decimal from run to run and
-from one episode to the next with the same seed. With 0 every run with the same seed repeats
-bitwise. The contacts themselves come from the narrowphase either way: over 600 decisions of the
+The default stays pybullet's 0, for one reason: with a margin, the broadphase carries boxes and
+pairs over from earlier steps and episodes, and Bullet's tree orders its nodes by their memory
+addresses (btDbvt's incremental optimisation, `sort`), so after a world's first episode the
+contact order, and with it the trajectory, can differ from run to run with the same seed (seen:
+2.7e-4 in the state within 40 decisions, in one of four runs). A world's first episode repeats
+bitwise either way, and with margin 0 every episode does. The contacts themselves come from the narrowphase either way: over 600 decisions of the
 walk the two margins differ by at most ~1e-3 in the state (tests/test_broadphase_margin.py).
 
 pybullet has no API for it. The global sits in the wheel's writable data; its address is found in
