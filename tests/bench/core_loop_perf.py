@@ -1,7 +1,7 @@
 """Where each side of tests/bench/core_loop.py spends its time inside Bullet, by Linux `perf` (issue 27).
 
     .venv/bin/python -m tests.bench.core_loop_perf --deepmimic <DeepMimic checkout> [--variant fall]
-        [--clip walk] [--rounds 2] [--seconds 10] [--json docs/bench/core_loop_perf.json]
+        [--clip walk] [--rounds 2] [--seconds 10] [--broadphase_margin 0.05] [--json docs/bench/core_loop_perf.json]
 
 Both sides step the same btMultiBodyDynamicsWorld: ours through the pybullet wheel's statically
 linked Bullet, DeepMimic's core through the system's libBullet. cProfile sees one opaque
@@ -98,6 +98,7 @@ def main(argv=None):
     parser.add_argument("--clip", choices=core_loop.CLIPS, default="walk")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--broadphase_margin", type=float, default=0.0, help="our side's (the core runs 0.05)")
     parser.add_argument("--json", default=str(ROOT / "docs/bench/core_loop_perf.json"))
     args = parser.parse_args(argv)
     if shutil.which("perf") is None:
@@ -107,7 +108,8 @@ def main(argv=None):
         data, report_json = Path(tmp) / "perf.data", Path(tmp) / "core_loop.json"
         cmd = ["perf", "record", "-q", "-F", str(FREQUENCY), "--call-graph", "dwarf,16384", "-o", str(data), "--",
                sys.executable, "-m", "tests.bench.core_loop", "--variants", args.variant, "--clips", args.clip,
-               "--rounds", str(args.rounds), "--seconds", str(args.seconds), "--json", str(report_json)]
+               "--rounds", str(args.rounds), "--seconds", str(args.seconds), "--json", str(report_json),
+               "--broadphase_margin", str(args.broadphase_margin)]
         if args.deepmimic:
             cmd += ["--deepmimic", args.deepmimic]
         code = subprocess.run(cmd, cwd=ROOT).returncode
@@ -120,7 +122,8 @@ def main(argv=None):
         result = split(parse_children(perf_report(data, "--children", "--sort", "pid,sym")),
                        parse_pid_samples(perf_report(data, "--no-children", "--sort", "pid", "-n")),
                        decisions, seconds_per_decision)
-    out = {"variant": args.variant, "clip": args.clip, "rounds": args.rounds, "round_seconds": args.seconds,
+    out = {"variant": args.variant, "clip": args.clip, "our_broadphase_margin": args.broadphase_margin,
+           "rounds": args.rounds, "round_seconds": args.seconds,
            "perf_frequency": FREQUENCY, "decisions_per_s": {s: res[s]["median"] for s in core_loop.SIDES},
            "load_avg": report["load_avg_after"], **result}
     write_json(args.json, out)
