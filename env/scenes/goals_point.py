@@ -21,7 +21,7 @@ import pybullet as p
 
 from env.env import Mode, NormGroup, Terminate
 from env.scenes.rl_scene import RLScene
-from env.sim import broadphase_margin
+from env.sim.world import connect
 
 CONTROL_DT = 1.0 / 30.0
 GOALS_POINT_FORCE = 60.0
@@ -45,8 +45,7 @@ class GoalsPointScene(RLScene):
         if self.arena <= 0 or self.sigma <= 0:
             raise ValueError("--goals_point_arena and --goals_point_spot_sigma must be > 0")
         self.mode = Mode.TRAIN
-        self.client = p.connect(p.DIRECT)
-        broadphase_margin.reapply()     # a connect zeroes the process's margin
+        self.client = connect()
         cid = self.client
         p.setGravity(0, -9.8, 0, physicsClientId=cid)
         p.setTimeStep(self.update_timestep, physicsClientId=cid)

@@ -1,4 +1,4 @@
-"""Bullet's broadphase margin (--broadphase_margin): pybullet's 0, or Bullet's 0.05 as DeepMimic's core has it.
+"""Bullet's broadphase margin (--broadphase_margin): pybullet's 0, or DeepMimic's core's 0.05.
 
 Bullet's broadphase (btDbvtBroadphase) keeps every collision object in a tree of bounding boxes
 fattened by the global gDbvtMargin (Bullet's default: 0.05 length units, which DeepMimic's C++ core
@@ -12,14 +12,16 @@ pairs over from earlier steps and episodes, and Bullet's tree orders its nodes b
 addresses (btDbvt's incremental optimisation, `sort`), so after a world's first episode the
 contact order, and with it the trajectory, can differ from run to run with the same seed (seen:
 2.7e-4 in the state within 40 decisions, in one of four runs). A world's first episode repeats
-bitwise either way, and with margin 0 every episode does. The contacts themselves come from the narrowphase either way: over 600 decisions of the
-walk the two margins differ by at most ~1e-3 in the state (tests/test_broadphase_margin.py).
+bitwise either way, and with margin 0 every episode does. The contacts themselves come from the
+narrowphase either way: over 600 decisions of the walk the two margins differ by at most ~1e-3 in
+the state (tests/test_broadphase_margin.py).
 
 pybullet has no API for it. The global sits in the wheel's writable data; its address is found in
 the library's ELF symbol table (the pinned wheel ships one) relative to PyInit_pybullet, whose
 run-time address ctypes gives, and checked (gContactBreakingThreshold beside it must read Bullet's
 0.02). The global is shared by every client of the process and each connect zeroes it: set_margin()
-chooses the process's margin, reapply() (called by every World after its connect) writes it again.
+chooses the process's margin, reapply() (called by world.connect, which makes every client) writes it
+again.
 """
 import ctypes
 import struct
@@ -120,7 +122,8 @@ def _write(value):
         found = (f"gContactBreakingThreshold reads {found['gContactBreakingThreshold'].value}, not Bullet's "
                  f"{CONTACT_BREAKING_THRESHOLD}")
     if not isinstance(found, dict):
-        raise ValueError(f"--broadphase_margin {value}: cannot set Bullet's gDbvtMargin in this pybullet ({found})")
+        raise ValueError(f"--broadphase_margin {value}: cannot set Bullet's gDbvtMargin in this pybullet "
+                         f"({found})")
     found["gDbvtMargin"].value = value
 
 

@@ -10,8 +10,8 @@ cWorld::Update steps btMultiBodyDynamicsWorld. A command sent before the call (s
 torques) is held over all its sub-steps and dropped afterwards.
 
 Solver: 10 iterations (Bullet's default, which DeepMimic keeps; pybullet's own default is 50).
-Broadphase margin: pybullet's 0 unless --broadphase_margin asks for another (Bullet's and DeepMimic's
-0.05 steps faster, runs then repeat only to ~1e-4; env/sim/broadphase_margin.py).
+Broadphase margin: pybullet's 0 unless --broadphase_margin asks for another (Bullet's and
+DeepMimic's 0.05 steps faster, runs then repeat only to ~1e-4; env/sim/broadphase_margin.py).
 """
 
 import numpy as np
@@ -22,6 +22,14 @@ from util.paths import load_json
 
 GROUND_FRICTION = 0.9
 SOLVER_ITERATIONS = 10
+
+
+def connect():
+    """A new pybullet DIRECT client, with the process's broadphase margin written again (every
+    connect zeroes it): how every client of the project is made."""
+    client = p.connect(p.DIRECT)
+    margin.reapply()
+    return client
 
 
 class World:
@@ -35,10 +43,8 @@ class World:
             raise ValueError(f"--num_sim_substeps must be >= 1, got {num_sim_substeps}")
         self.scale = float(world_scale)
         self.num_sim_substeps = int(num_sim_substeps)
-        self.client = p.connect(p.DIRECT)
-        if broadphase_margin is None:
-            margin.reapply()
-        else:
+        self.client = connect()
+        if broadphase_margin is not None:
             margin.set_margin(broadphase_margin)
         self.gravity = np.asarray(gravity, dtype=float)
         p.setGravity(*(self.gravity * self.scale), physicsClientId=self.client)

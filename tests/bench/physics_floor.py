@@ -38,7 +38,7 @@ import numpy as np
 import pybullet
 import pybullet_data
 
-from env.sim import broadphase_margin
+from env.sim.world import connect
 from util.atomic_write import write_json
 
 WORLD_SCALE = 4.0
@@ -102,8 +102,7 @@ class FloorScene:
     """One pybullet client with the ground and the humanoid, PD command prepared once."""
 
     def __init__(self, solver_iterations=SOLVER_ITERATIONS):
-        self.client = pybullet.connect(pybullet.DIRECT)
-        broadphase_margin.reapply()     # the margin the env in this process runs with
+        self.client = connect()     # with the margin the env in this process runs with
         cid = self.client
         pybullet.setGravity(0, GRAVITY * WORLD_SCALE, 0, physicsClientId=cid)
         pybullet.setPhysicsEngineParameter(numSolverIterations=solver_iterations, physicsClientId=cid)
