@@ -218,75 +218,133 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
         _cross_add(wp, w_rel, acc[i], acc[i])
         _cross_add(wi, r2, zero3, w_rel)
         _cross_add(wi, w_rel, acc[i], acc[i])
-    mm = np.zeros((nv, nv))
-    bias = np.zeros(nv)
-    jv = np.zeros((chain.shape[1], 3))
-    jw = np.zeros((chain.shape[1], 3))
-    jwi = np.zeros((chain.shape[1], 3))  # I_b Jw, per chain column
+    # Composite rigid bodies (CRBA), spatial quantities about the base COM o in world axes. A dof's
+    # motion is (a; v): angular axis a and the velocity v = (p - o) x a of the point at o (p: the
+    # dof's joint point; a base linear dof is (0; e_k)). A body's inertia about o acts as
+    # n = A w + h x v, f = m v + w x h with A = I_b + m (|c|^2 1 - c c^T), h = m c (c = x_b - o);
+    # its bias wrench about o is f_b = m (a_b - g), n_b = I_b al_b + w_b x I_b w_b + c x f_b.
+    # Summed over each subtree (children follow their parents in link order), then per dof j on
+    # body b and every dof i of b's chain: M_ij = a_i . n_j + v_i . f_j with (n_j; f_j) the
+    # subtree inertia of b applied to dof j's motion, and C_j = a_j . N_b + v_j . F_b.
+    ox, oy, oz = com[0, 0], com[0, 1], com[0, 2]
+    sub_a = np.zeros((n, 3, 3))
+    sub_h = np.zeros((n, 3))
+    sub_m = np.zeros(n)
+    sub_n = np.zeros((n, 3))
+    sub_f = np.zeros((n, 3))
     inertia_w = np.empty((3, 3))
     inertia_rt = np.empty((3, 3))  # diag(I) R_b^T
     iw = np.empty(3)
     force = np.empty(3)
     torque = np.empty(3)
+    c = np.empty(3)
     for b in range(n):
         m = mass[b]
         rb = rot[b]
         for r in range(3):
-            for c in range(3):
-                inertia_rt[r, c] = inertia[b, r] * rb[c, r]
-        _mm_into(rb, inertia_rt, inertia_w)
-        nc = chain_len[b]
-        for c in range(nc):
-            d = chain[b, c]
-            if d < 3:
-                jv[c] = dof_axis[d]
-                jw[c] = 0.0
-            else:
-                ax, ay, az = dof_axis[d, 0], dof_axis[d, 1], dof_axis[d, 2]
-                rx, ry, rz = com[b, 0] - dof_point[d, 0], com[b, 1] - dof_point[d, 1], com[b, 2] - dof_point[d, 2]
-                jw[c, 0], jw[c, 1], jw[c, 2] = ax, ay, az
-                jv[c, 0], jv[c, 1], jv[c, 2] = ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx
             for k in range(3):
-                jwi[c, k] = inertia_w[k, 0] * jw[c, 0] + inertia_w[k, 1] * jw[c, 1] + inertia_w[k, 2] * jw[c, 2]
+                inertia_rt[r, k] = inertia[b, r] * rb[k, r]
+        _mm_into(rb, inertia_rt, inertia_w)
+        c[0], c[1], c[2] = com[b, 0] - ox, com[b, 1] - oy, com[b, 2] - oz
+        cc = _dot(c, c)
+        for r in range(3):
+            for k in range(3):
+                sub_a[b, r, k] = inertia_w[r, k] - m * c[r] * c[k]
+            sub_a[b, r, r] += m * cc
+            sub_h[b, r] = m * c[r]
+            force[r] = m * (acc[b, r] - gravity[r])
+        sub_m[b] = m
         _mv_into(inertia_w, omega[b], iw)
-        for k in range(3):
-            force[k] = m * (acc[b, k] - gravity[k])
         _mv_into(inertia_w, alpha[b], torque)
         _cross_add(omega[b], iw, torque, torque)  # I al + w x I w
-        for c in range(nc):
-            row = chain[b, c]
-            bias[row] += _dot(jv[c], force) + _dot(jw[c], torque)
-            for e in range(c + 1):
-                mm[row, chain[b, e]] += m * _dot(jv[c], jv[e]) + _dot(jwi[c], jw[e])
-    for r in range(nv):
-        for c in range(r + 1, nv):
-            mm[r, c] = mm[c, r]
+        _cross_add(c, force, torque, sub_n[b])
+        sub_f[b] = force
+    for b in range(n - 1, 0, -1):
+        pa = parent[b]
+        sub_m[pa] += sub_m[b]
+        for r in range(3):
+            sub_h[pa, r] += sub_h[b, r]
+            sub_n[pa, r] += sub_n[b, r]
+            sub_f[pa, r] += sub_f[b, r]
+            for k in range(3):
+                sub_a[pa, r, k] += sub_a[b, r, k]
+    # each dof's motion (a; v) about o
+    mot_a = np.zeros((nv, 3))
+    mot_v = np.zeros((nv, 3))
+    for d in range(nv):
+        if d < 3:
+            mot_v[d, d] = 1.0
+        else:
+            mot_a[d] = dof_axis[d]
+            c[0], c[1], c[2] = dof_point[d, 0] - ox, dof_point[d, 1] - oy, dof_point[d, 2] - oz
+            _cross_add(c, dof_axis[d], zero3, mot_v[d])
+    mm = np.zeros((nv, nv))
+    bias = np.zeros(nv)
+    for b in range(n):
+        nc = chain_len[b]
+        own = 6 if b == 0 else (3 if jtype[b] == SPHERICAL else (1 if jtype[b] == REVOLUTE else 0))
+        sa, sh, sm = sub_a[b], sub_h[b], sub_m[b]
+        for cj in range(nc - own, nc):
+            j = chain[b, cj]
+            aj, vj = mot_a[j], mot_v[j]
+            _mv_into(sa, aj, torque)
+            _cross_add(sh, vj, torque, torque)  # n_j = A a + h x v
+            _cross_add(aj, sh, zero3, force)
+            for r in range(3):
+                force[r] += sm * vj[r]  # f_j = m v + a x h
+            bias[j] = _dot(aj, sub_n[b]) + _dot(vj, sub_f[b])
+            for ci in range(cj + 1):
+                i = chain[b, ci]
+                v = _dot(mot_a[i], torque) + _dot(mot_v[i], force)
+                mm[i, j] = v
+                mm[j, i] = v
     return mm, bias
 
 
 @njit(cache=True)
-def _cholesky_solve(a, b):
-    """x with a x = b for symmetric positive definite a (a is overwritten by its factor)."""
+def _dof_parents(jtype, chain, chain_len, nv):
+    """Each dof's parent in the dof tree (-1 for the first base dof): the dof before it in its
+    body's chain. A body's dofs follow the base's 6 and its ancestors' in the chain."""
+    n = jtype.shape[0]
+    parents = np.empty(nv, dtype=np.int64)
+    for b in range(n):
+        nc = chain_len[b]
+        own = 6 if b == 0 else (3 if jtype[b] == SPHERICAL else (1 if jtype[b] == REVOLUTE else 0))
+        for c in range(nc - own, nc):
+            parents[chain[b, c]] = chain[b, c - 1] if c > 0 else -1
+    return parents
+
+
+@njit(cache=True)
+def _tree_solve(a, b, parents):
+    """x with a x = b for a symmetric positive definite a whose entry (i, j) is zero unless one of
+    i, j is the other's ancestor in the dof tree `parents` (a mass matrix, plus any diagonal): the
+    sparse L^T D L factorization (Featherstone, Rigid Body Dynamics Algorithms, section 6.5), which
+    fills in nothing. Only a's lower triangle is read, and it is overwritten by the factor."""
     n = b.shape[0]
-    for j in range(n):
-        s = a[j, j]
-        for k in range(j):
-            s -= a[j, k] * a[j, k]
-        a[j, j] = np.sqrt(s)
-        for i in range(j + 1, n):
-            s = a[i, j]
-            for k in range(j):
-                s -= a[i, k] * a[j, k]
-            a[i, j] = s / a[j, j]
+    for k in range(n - 1, -1, -1):
+        i = parents[k]
+        while i != -1:
+            f = a[k, i] / a[k, k]
+            j = i
+            while j != -1:
+                a[i, j] -= f * a[k, j]
+                j = parents[j]
+            a[k, i] = f
+            i = parents[i]
     x = b.copy()
-    for i in range(n):
-        for k in range(i):
-            x[i] -= a[i, k] * x[k]
-        x[i] /= a[i, i]
-    for i in range(n - 1, -1, -1):
-        for k in range(i + 1, n):
+    for k in range(n - 1, -1, -1):
+        i = parents[k]
+        while i != -1:
             x[i] -= a[k, i] * x[k]
-        x[i] /= a[i, i]
+            i = parents[i]
+    for k in range(n):
+        x[k] /= a[k, k]
+    for k in range(n):
+        i = parents[k]
+        while i != -1:
+            x[k] -= a[k, i] * x[i]
+            i = parents[i]
     return x
 
 
@@ -330,7 +388,7 @@ def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent,
     for k in range(nv):
         mm[k, k] += timestep * kd[k]
         rhs[k] = kp[k] * err[k] - kd[k] * qd[k] - bias[k]
-    acc = _cholesky_solve(mm, rhs)
+    acc = _tree_solve(mm, rhs, _dof_parents(jtype, chain, chain_len, nv))
     tau = np.empty(nv)
     for k in range(nv):
         tau[k] = kp[k] * err[k] - kd[k] * (qd[k] + timestep * acc[k])
