@@ -9,7 +9,7 @@ import pybullet as p
 import pytest
 
 from env.deepmimic_env import DeepMimicEnv
-from env.sim import broadphase_margin
+from env.sim import broadphase_margin, wheel_symbols
 from env.sim.world import World
 from util.arg_parser import load_args
 
@@ -28,8 +28,8 @@ def test_symbols_locate_the_loaded_library():
     """The ELF symbol table's PyInit_pybullet, subtracted from its run-time address, gives a
     page-aligned load address, and gContactBreakingThreshold there reads Bullet's 0.02; a name that
     only ends another symbol's name is not found."""
-    values = broadphase_margin.elf_symbol_values(p.__file__, ["PyInit_pybullet", "gContactBreakingThreshold",
-                                                              "BreakingThreshold"])
+    values = wheel_symbols.elf_symbol_values(p.__file__, ["PyInit_pybullet", "gContactBreakingThreshold",
+                                                          "BreakingThreshold"])
     assert set(values) == {"PyInit_pybullet", "gContactBreakingThreshold"}
     base = ctypes.cast(ctypes.CDLL(p.__file__).PyInit_pybullet, ctypes.c_void_p).value - values["PyInit_pybullet"]
     assert base % 4096 == 0

@@ -17,74 +17,30 @@ narrowphase either way: over 600 decisions of the walk the two margins differ by
 the state (tests/test_broadphase_margin.py).
 
 pybullet has no API for it. The global sits in the wheel's writable data; its address is found in
-the library's ELF symbol table (the pinned wheel ships one) relative to PyInit_pybullet, whose
-run-time address ctypes gives, and checked (gContactBreakingThreshold beside it must read Bullet's
-0.02). The global is shared by every client of the process and each connect zeroes it: set_margin()
+the library's ELF symbol table (env/sim/wheel_symbols.py) and checked (gContactBreakingThreshold
+beside it must read Bullet's 0.02). The global is shared by every client of the process and each connect zeroes it: set_margin()
 chooses the process's margin, reapply() (called by world.connect, which makes every client) writes it
 again.
 """
 import ctypes
-import struct
 
 import numpy as np
-import pybullet
+
+from env.sim.wheel_symbols import wheel_addresses
 
 BULLET_DEFAULT_MARGIN = 0.05      # btDbvtBroadphase.cpp's gDbvtMargin
 CONTACT_BREAKING_THRESHOLD = 0.02
-SHT_SYMTAB = 2
-SYMBOL = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
-                   ("size", "<u8")])
 
 _found = None          # {symbol: ctypes.c_double at its address}, or the reason they were not found
-
-
-def elf_symbol_values(path, names):
-    """{name: st_value} of the named symbols in an ELF64 little-endian file's .symtab (names it does
-    not hold are left out); {} when the file has no .symtab (a stripped library)."""
-    with open(path, "rb") as f:
-        ident = f.read(64)
-        if ident[:4] != b"\x7fELF" or ident[4] != 2 or ident[5] != 1:
-            raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
-        shoff, = struct.unpack_from("<Q", ident, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", ident, 0x3A)
-        f.seek(shoff)
-        headers = f.read(shentsize * shnum)
-        sections = [struct.unpack_from("<IIQQQQIIQQ", headers, i * shentsize) for i in range(shnum)]
-        symtab = next((s for s in sections if s[1] == SHT_SYMTAB), None)
-        if symtab is None:
-            return {}
-        strtab = sections[symtab[6]]
-        f.seek(symtab[4])
-        symbols = np.frombuffer(f.read(symtab[5]), dtype=SYMBOL)
-        f.seek(strtab[4])
-        strings = f.read(strtab[5])
-    values = {}
-    for name in names:
-        # every place the name ends a string (linkers share a string's tail between names)
-        key, starts, at = name.encode() + b"\0", [], strings.find(name.encode() + b"\0")
-        while at >= 0:
-            starts.append(at)
-            at = strings.find(key, at + 1)
-        match = np.flatnonzero(np.isin(symbols["name"], starts))
-        if match.size:
-            values[name] = int(symbols["value"][match[0]])
-    return values
 
 
 def _find_globals():
     """{'gDbvtMargin': c_double, 'gContactBreakingThreshold': c_double} at their run-time addresses
     in the loaded pybullet module, or a string saying why not."""
-    names = ("PyInit_pybullet", "gDbvtMargin", "gContactBreakingThreshold")
-    try:
-        values = elf_symbol_values(pybullet.__file__, names)
-    except (OSError, ValueError) as err:
-        return f"cannot read {pybullet.__file__}: {err}"
-    missing = [n for n in names if n not in values]
-    if missing:
-        return f"{pybullet.__file__} has no symbol {', '.join(missing)}"
-    init = ctypes.cast(ctypes.CDLL(pybullet.__file__).PyInit_pybullet, ctypes.c_void_p).value
-    base = init - values["PyInit_pybullet"]
-    return {name: ctypes.c_double.from_address(base + values[name]) for name in names[1:]}
+    found = wheel_addresses(("gDbvtMargin", "gContactBreakingThreshold"))
+    if isinstance(found, str):
+        return found
+    return {name: ctypes.c_double.from_address(address) for name, address in found.items()}
 
 
 def _bullet_globals():

@@ -29,12 +29,12 @@ limits x s^2; that is what both classes use.
   compiled call. Its M and C reproduce pybullet's forward dynamics (one free stepSimulation) to 1e-14
   relative; pybullet's calculateMassMatrix / calculateInverseDynamics do not (0.2% of C off, kinetic
   energy 0.4% off on a random humanoid state), so "tree" torques differ from "exact" (and builtin)
-  ones by ~0.6% of the largest torque. Per update, measured in one process on the loaded 2-core host
-  (3 runs, modes interleaved): tree / builtin 0.9-1.3, exact / builtin 4.8-7.5. Tree's ~20 us
-  (medians of interleaved 10-call blocks): state read 8 us (6 of them in pybullet), one compiled call
-  for M, C, error, solve and clamp 9.4 us (M and C 5.6, Cholesky 2.7), torque lists 1.1 us, command
-  1.5 us. First use compiles for 30-80 s (on this loaded host; any edit of tree_dynamics.py
-  recompiles), cached in __pycache__ afterwards (0.3-1.5 s to load).
+  ones by ~0.6% of the largest torque. With the wheel's C API (env/sim/bullet_c_api.py) the whole
+  update, state read and torque command included, is one compiled call: ~8.3 us per update against
+  ~18 us for the Python path it keeps for other builds (state read 8 us, 6 of them in pybullet;
+  compiled M, C, error, tree-sparse solve and clamp 7 us; torque lists 1 us; command 1.5 us),
+  bitwise the same trajectories. First use compiles for 30-80 s (on this loaded host; any edit of
+  tree_dynamics.py recompiles), cached in __pycache__ afterwards (0.3-1.5 s to load).
 
 Why no hybrid (builtin where no joint saturates, exact elsewhere): the built-in torques cannot be
 read back, so deciding needs the exact torques anyway; and under training's exploration noise
@@ -47,7 +47,7 @@ from itertools import chain
 import numpy as np
 import pybullet as p
 
-from env.sim import tree_dynamics
+from env.sim import bullet_c_api, tree_dynamics
 from util import math_util
 
 PD_MODES = ("builtin", "exact", "tree")
@@ -225,9 +225,17 @@ class TreeStablePD(ExactStablePD):
         # each joint's slice of the joint torques (compact layout without the base)
         ends = np.cumsum([3 if sph else 1 for sph in self.is_sph]).tolist()
         self._joint_slices = [(e - (3 if sph else 1), e) for e, sph in zip(ends, self.is_sph)]
+        # the compiled update through pybullet's C API (env/sim/bullet_c_api.py), where the wheel has it
+        self.c_api = bullet_c_api.available() is True
+        if self.c_api:
+            self._slot = bullet_c_api.client_slot(self.client)
+            info = [p.getJointInfo(sim_char.body, j, physicsClientId=self.client) for j in self.joint_ids]
+            self._u_index = np.array([i[4] for i in info], dtype=np.int32)
+            self._u_size = np.array([3 if sph else 1 for sph in self.is_sph], dtype=np.int32)
+            self._q, self._qd = np.zeros(self._num_q), np.zeros(self._num_v)
 
     def set_targets(self, sph_quats, rev_angles):
-        super().set_targets(sph_quats, rev_angles)
+        StablePD.set_targets(self, sph_quats, rev_angles)  # ExactStablePD's per-decision matrices are not used
         self._sph_targets = np.ascontiguousarray(self.sph_targets, dtype=float).reshape(-1, 4)
         self._rev_targets = np.ascontiguousarray(self.rev_targets, dtype=float).reshape(-1)
 
@@ -261,8 +269,17 @@ class TreeStablePD(ExactStablePD):
         return [tau[s:e] for s, e in self._joint_slices]
 
     def apply(self, timestep):
-        p.setJointMotorControlMultiDofArray(self.sim_char.body, self.joint_ids, p.TORQUE_CONTROL,
-                                            forces=self.joint_forces(timestep), physicsClientId=self.client)
+        if not self.c_api:
+            p.setJointMotorControlMultiDofArray(self.sim_char.body, self.joint_ids, p.TORQUE_CONTROL,
+                                                forces=self.joint_forces(timestep), physicsClientId=self.client)
+            return
+        code = bullet_c_api.stable_pd_update(
+            self._slot, self.sim_char.body, p.TORQUE_CONTROL, self._u_index, self._u_size, self._q, self._qd,
+            timestep, self._kp_compact, self._kd_compact, self._sph_targets, self._rev_targets, self.torque_lim,
+            self.last_torque_norms, *self._model_arrays)
+        if code != bullet_c_api.OK:
+            raise RuntimeError(f"stable PD of body {self.sim_char.body}: pybullet client {self.client} is "
+                               + ("not connected" if code == bullet_c_api.NOT_CONNECTED else "not answering its state"))
 
 
 PD_CONTROLLERS = {"builtin": BuiltinStablePD, "exact": ExactStablePD, "tree": TreeStablePD}
