@@ -23,6 +23,7 @@ callers keep their Python path.
 """
 import ctypes
 
+import llvmlite.binding
 import numpy as np
 import pybullet
 from numba import carray, njit, types
@@ -64,7 +65,6 @@ def _find():
     missing = [name for name in C_FUNCTIONS if not hasattr(library, name)]
     if missing:
         return f"{pybullet.__file__} exports no {', '.join(missing)}"
-    import llvmlite.binding
     llvmlite.binding.load_library_permanently(pybullet.__file__)
     return found[CLIENT_TABLE]
 
