@@ -1,4 +1,4 @@
-"""Bullet's broadphase margin (--broadphase_margin): pybullet's 0, or DeepMimic's core's 0.05.
+"""Bullet's broadphase margin (--broadphase_margin): DeepMimic's core's 0.05, or pybullet's 0.
 
 Bullet's broadphase (btDbvtBroadphase) keeps every collision object in a tree of bounding boxes
 fattened by the global gDbvtMargin (Bullet's default: 0.05 length units, which DeepMimic's C++ core
@@ -6,15 +6,18 @@ keeps): an object that moves less than that between two sub-steps keeps its leaf
 gDbvtMargin to 0 whenever a client connects, so every moving link leaves its box at every sub-step
 and is removed, re-inserted and collided against both trees again: on the walk, one re-insertion
 per bounding-box update (17 per 1/1200 s sub-step) and 4x the core's time in bounding-box updates.
+The default is the core's 0.05, written again after every connect (world.connect).
 
-The default stays pybullet's 0, for one reason: with a margin, the broadphase carries boxes and
-pairs over from earlier steps and episodes, and Bullet's tree orders its nodes by their memory
-addresses (btDbvt's incremental optimisation, `sort`), so after a world's first episode the
-contact order, and with it the trajectory, can differ from run to run with the same seed (seen:
-2.7e-4 in the state within 40 decisions, in one of four runs). A world's first episode repeats
-bitwise either way, and with margin 0 every episode does. The contacts themselves come from the
-narrowphase either way: over 600 decisions of the walk the two margins differ by at most ~1e-3 in
-the state (tests/test_broadphase_margin.py).
+Repeatability: with a margin the broadphase carries boxes and pairs over from earlier steps and
+episodes, and Bullet's tree orders its nodes by their memory addresses (btDbvt's incremental
+optimisation, `sort`), so the order in which pairs reach the narrowphase, and with it the contact
+order in the solver, would depend on where malloc put the nodes: the same seed gave trajectories
+2.7e-4 apart within 60 decisions, within one process and between processes. world.connect therefore
+turns on Bullet's deterministicOverlappingPairs (off in Bullet and pybullet by default), which sorts
+the pairs by their proxies' ids before the narrowphase and the contact manifolds by island: runs
+repeat bitwise. The contacts themselves come from the narrowphase, so with the pairs sorted the
+margin changes the speed only: over 600 decisions of the walk, margin 0 and 0.05 give the same
+states to the last bit (tests/test_broadphase_margin.py; without the sorting, 1.4e-3 apart).
 
 pybullet has no API for it. The global sits in the wheel's writable data; its address is found in
 the library's ELF symbol table (env/sim/wheel_symbols.py) and checked (gContactBreakingThreshold
@@ -50,34 +53,39 @@ def _bullet_globals():
     return _found
 
 
-_margin = 0.0          # the margin this process asked for (pybullet's 0 until set_margin)
+_margin = BULLET_DEFAULT_MARGIN   # the margin of this process's clients
+_required = False                 # set_margin was called: a pybullet without the symbols is an error
 
 
 def set_margin(value):
     """The broadphase margin (length units of the physics world) for every pybullet client of this
     process from now on; ValueError where it cannot be set (a negative or non-finite value, or a
     pybullet build without the symbols)."""
-    global _margin
+    global _margin, _required
     value = float(value)
     if not (np.isfinite(value) and value >= 0.0):
         raise ValueError(f"--broadphase_margin {value}: must be a finite number >= 0")
-    if value != 0.0 or _margin != 0.0:
-        _write(value)
-    _margin = value
+    _write(value)
+    _margin, _required = value, True
 
 
 def reapply():
-    """After a connect (which zeroes it): the process's margin again."""
-    if _margin != 0.0:
+    """After a connect (which zeroes it): the process's margin again. Bullet's default margin on a
+    pybullet without the symbols (nobody asked for it) is left at pybullet's 0."""
+    if _margin != 0.0 and (_required or isinstance(_bullet_globals(), dict)):
         _write(_margin)
 
 
 def _write(value):
+    """gDbvtMargin = value; ValueError where it cannot be written (0 needs no writing there: each
+    connect zeroes it)."""
     found = _bullet_globals()
     if isinstance(found, dict) and found["gContactBreakingThreshold"].value != CONTACT_BREAKING_THRESHOLD:
         found = (f"gContactBreakingThreshold reads {found['gContactBreakingThreshold'].value}, not Bullet's "
                  f"{CONTACT_BREAKING_THRESHOLD}")
     if not isinstance(found, dict):
+        if value == 0.0:
+            return
         raise ValueError(f"--broadphase_margin {value}: cannot set Bullet's gDbvtMargin in this pybullet "
                          f"({found})")
     found["gDbvtMargin"].value = value

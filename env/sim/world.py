@@ -10,8 +10,9 @@ cWorld::Update steps btMultiBodyDynamicsWorld. A command sent before the call (s
 torques) is held over all its sub-steps and dropped afterwards.
 
 Solver: 10 iterations (Bullet's default, which DeepMimic keeps; pybullet's own default is 50).
-Broadphase margin: pybullet's 0 unless --broadphase_margin asks for another (Bullet's and
-DeepMimic's 0.05 steps faster, runs then repeat only to ~1e-4; env/sim/broadphase_margin.py).
+Broadphase: Bullet's and DeepMimic's margin 0.05 unless --broadphase_margin asks for another
+(pybullet's is 0), with Bullet's deterministicOverlappingPairs on so that runs repeat bitwise
+(env/sim/broadphase_margin.py).
 """
 
 import numpy as np
@@ -26,9 +27,11 @@ SOLVER_ITERATIONS = 10
 
 def connect():
     """A new pybullet DIRECT client, with the process's broadphase margin written again (every
-    connect zeroes it): how every client of the project is made."""
+    connect zeroes it) and overlapping pairs in a deterministic order: how every client of the
+    project is made."""
     client = p.connect(p.DIRECT)
     margin.reapply()
+    p.setPhysicsEngineParameter(deterministicOverlappingPairs=1, physicsClientId=client)
     return client
 
 
