@@ -9,7 +9,6 @@ import ctypes
 import struct
 
 import numpy as np
-import pybullet
 
 SHT_SYMTAB = 2
 SYMBOL = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
@@ -52,6 +51,7 @@ def elf_symbol_values(path, names):
 def wheel_addresses(names):
     """{name: run-time address} of the named symbols in the loaded pybullet module, or a string
     saying why they cannot be had (unreadable or stripped library, a symbol missing)."""
+    import pybullet  # here, not at import: the bench scripts read this package's constants before loading pybullet
     lookup = ("PyInit_pybullet", *names)
     try:
         values = elf_symbol_values(pybullet.__file__, lookup)

@@ -1,7 +1,7 @@
 """Our DeepMimicEnv against DeepMimic's C++ core in DeepMimic_Optimizer's loop (issue 27).
 
     .venv/bin/python -m tests.bench.core_loop --deepmimic <DeepMimic checkout> [--rounds 4]
-        [--seconds 15] [--variants fall long] [--clips walk backflip] [--broadphase_margin 0.05]
+        [--seconds 15] [--variants fall long] [--clips walk backflip] [--broadphase_margin 0]
         [--json docs/bench/core_loop.json]
     .venv/bin/python -m tests.bench.core_loop --profile ours [--variants long] [--clips walk] [--seconds 15]
 
@@ -13,8 +13,8 @@ clip, after an untimed warm-up of WARMUP_DECISIONS on each side, the sides alter
 theirs, ours, theirs, ...) for --rounds rounds of --seconds each; reported: decisions/s per round,
 the median per side and the ratio of the medians ours / theirs, printed as a table and written
 (atomically) to --json with the load averages before and after (a busy machine skews the ratio).
---broadphase_margin M runs our side with that Bullet broadphase margin (the core keeps Bullet's 0.05;
-our default is pybullet's 0, env/sim/broadphase_margin.py).
+--broadphase_margin M runs our side with that Bullet broadphase margin (our default and the core's
+are Bullet's 0.05; pybullet's is 0, env/sim/broadphase_margin.py).
 
 Variants (imitate scene, DeepMimic's 2021 layout: phase input, world root rotation):
   fall  each side's arg file as it stands: fall termination on, and the episode timer at sample
@@ -50,6 +50,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
 from tests.reference_core import common, harness  # noqa: E402
+from env.sim.broadphase_margin import BULLET_DEFAULT_MARGIN  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
 CLIPS = ("walk", "backflip")
@@ -101,7 +102,7 @@ def how_to_build(reason):
             "then run with --deepmimic <checkout> (or DEEPMIMIC=<checkout>)")
 
 
-def compare(core, checkout, variant, clip, rounds, seconds, log=print, margin=0.0):
+def compare(core, checkout, variant, clip, rounds, seconds, log=print, margin=BULLET_DEFAULT_MARGIN):
     """Interleaved rounds of one variant and clip: {side: [common.bench result per round]}. margin:
     our --broadphase_margin (the core runs Bullet's 0.05)."""
     case = make_case(variant, clip)
@@ -135,7 +136,7 @@ def summary(runs):
     return out
 
 
-def run(checkout, build, variants, clips, rounds, seconds, log=print, margin=0.0):
+def run(checkout, build, variants, clips, rounds, seconds, log=print, margin=BULLET_DEFAULT_MARGIN):
     load_before = os.getloadavg()
     core = harness.CoreProcess(build, checkout)
     try:
@@ -288,8 +289,8 @@ def main(argv=None):
     parser.add_argument("--variants", nargs="+", choices=tuple(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--clips", nargs="+", choices=CLIPS, default=list(CLIPS))
     parser.add_argument("--json", default=str(ROOT / "docs/bench/core_loop.json"))
-    parser.add_argument("--broadphase_margin", type=float, default=0.0,
-                        help="our side's --broadphase_margin (default pybullet's 0; the core runs Bullet's 0.05)")
+    parser.add_argument("--broadphase_margin", type=float, default=BULLET_DEFAULT_MARGIN,
+                        help="our side's --broadphase_margin (default ours and the core's, Bullet's 0.05; pybullet's is 0)")
     parser.add_argument("--profile", choices=("ours",), default=None,
                         help="profile our side of each selected variant and clip instead (no core needed)")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Where each side of tests/bench/core_loop.py spends its time inside Bullet, by Linux `perf` (issue 27).
 
     .venv/bin/python -m tests.bench.core_loop_perf --deepmimic <DeepMimic checkout> [--variant fall]
-        [--clip walk] [--rounds 2] [--seconds 10] [--broadphase_margin 0.05] [--json docs/bench/core_loop_perf.json]
+        [--clip walk] [--rounds 2] [--seconds 10] [--broadphase_margin 0] [--json docs/bench/core_loop_perf.json]
 
 Both sides step the same btMultiBodyDynamicsWorld: ours through the pybullet wheel's statically
 linked Bullet, DeepMimic's core through the system's libBullet. cProfile sees one opaque
@@ -98,7 +98,8 @@ def main(argv=None):
     parser.add_argument("--clip", choices=core_loop.CLIPS, default="walk")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--broadphase_margin", type=float, default=0.0, help="our side's (the core runs 0.05)")
+    parser.add_argument("--broadphase_margin", type=float, default=core_loop.BULLET_DEFAULT_MARGIN,
+                        help="our side's (default ours and the core's, 0.05)")
     parser.add_argument("--json", default=str(ROOT / "docs/bench/core_loop_perf.json"))
     args = parser.parse_args(argv)
     if shutil.which("perf") is None:
