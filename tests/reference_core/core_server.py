@@ -25,6 +25,8 @@ import traceback
 
 import numpy as np
 
+CORE_SEED = 0
+
 
 def main():
     build_dir, checkout = sys.argv[1], sys.argv[2]
@@ -44,6 +46,10 @@ def main():
 
         def __init__(self, args):
             self.core = DeepMimicCore.cDeepMimicCore(False)
+            # seeded as DeepMimic's env/deepmimic_env.py seeds it, with a fixed seed: the core's own
+            # generator starts from time(NULL), and its unpinned draws (e.g. strike targets) would
+            # change from one second to the next
+            self.core.SeedRand(CORE_SEED)
             self.core.ParseArgs(list(args))
             self.core.Init()
 
