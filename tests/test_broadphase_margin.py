@@ -134,3 +134,13 @@ def test_walk_trajectory_is_margin_zeros():
         return np.array(out)
 
     np.testing.assert_array_equal(states(0.0), states(broadphase_margin.BULLET_DEFAULT_MARGIN))
+
+
+def test_a_pybullet_without_the_symbols(monkeypatch):
+    """The default margin is left at pybullet's 0 there; a margin asked for is one error naming it."""
+    monkeypatch.setattr(broadphase_margin, "_found", "a stripped build")
+    monkeypatch.setattr(broadphase_margin, "_required", False)
+    DeepMimicEnv(load_args(WALK_20S), seed=0).shutdown()
+    with pytest.raises(ValueError, match="--broadphase_margin 0.05: .*a stripped build"):
+        DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", "0.05"]), seed=0)
+    monkeypatch.undo()      # before the autouse fixture writes the default margin again

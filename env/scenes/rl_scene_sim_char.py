@@ -29,7 +29,6 @@ from env.anim.character import CharacterDesc
 from env.env import Mode, Terminate
 from env.scenes.rl_scene import RLScene
 from env.scenes.scene import parse_timer_params
-from env.sim import broadphase_margin
 from env.sim.ct_controller import CtPDController
 from env.sim.ctrl_params import CtrlParams
 from env.sim.perturbs import PerturbParams, Projectiles, RandPerturber
@@ -54,8 +53,9 @@ class RLSceneSimChar(RLScene):
         self.enable_fall_end = args.parse_bool("enable_fall_end", True)
         self.enable_contact_fall = args.parse_bool("enable_char_contact_fall", True)
 
-        margin = args.parse_float("broadphase_margin", broadphase_margin.BULLET_DEFAULT_MARGIN, at_least=0.0,
-                                  finite=True)
+        # None: the process's margin (Bullet's 0.05 unless set), which a pybullet without the symbols
+        # leaves at its 0; a given --broadphase_margin must be written
+        margin = args.parse_float("broadphase_margin", None, at_least=0.0, finite=True)
         self.world = World(world_scale=args.parse_float("world_scale", 1.0, above=0.0, finite=True),
                            gravity=args.parse_floats("gravity", (0.0, -9.8, 0.0), count=3, finite=True),
                            num_sim_substeps=args.parse_int("num_sim_substeps", 1), timestep=self.update_timestep,

@@ -32,19 +32,19 @@ from numba.extending import intrinsic
 from env.sim import tree_dynamics
 from env.sim.wheel_symbols import wheel_addresses
 
-C_FUNCTIONS = ("b3RequestActualStateCommandInit", "b3SubmitClientCommandAndWaitStatus", "b3GetStatusActualState",
-               "b3JointControlCommandInit2", "b3JointControlSetDesiredForceTorqueMultiDof")
 CLIENT_TABLE = "sPhysicsClients1"
 OK, NOT_CONNECTED, NO_STATE = 0, 1, 2
 
 _i64, _i32 = types.int64, types.int32
-# pointers and handles pass as 64-bit integers (the x86-64 and AArch64 calling conventions pass
-# both in the same registers)
-_request_state = types.ExternalFunction("b3RequestActualStateCommandInit", _i64(_i64, _i32))
-_submit = types.ExternalFunction("b3SubmitClientCommandAndWaitStatus", _i64(_i64, _i64))
-_actual_state = types.ExternalFunction("b3GetStatusActualState", _i32(_i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64))
-_joint_control = types.ExternalFunction("b3JointControlCommandInit2", _i64(_i64, _i32, _i32))
-_set_torque = types.ExternalFunction("b3JointControlSetDesiredForceTorqueMultiDof", _i32(_i64, _i32, _i64, _i32))
+# the C functions and their signatures; pointers and handles pass as 64-bit integers (the x86-64
+# and AArch64 calling conventions pass both in the same registers)
+C_FUNCTIONS = {"b3RequestActualStateCommandInit": _i64(_i64, _i32),
+               "b3SubmitClientCommandAndWaitStatus": _i64(_i64, _i64),
+               "b3GetStatusActualState": _i32(_i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64),
+               "b3JointControlCommandInit2": _i64(_i64, _i32, _i32),
+               "b3JointControlSetDesiredForceTorqueMultiDof": _i32(_i64, _i32, _i64, _i32)}
+_request_state, _submit, _actual_state, _joint_control, _set_torque = (
+    types.ExternalFunction(name, signature) for name, signature in C_FUNCTIONS.items())
 
 _found = None      # the client table's address, or the reason the C API cannot be used
 
@@ -90,12 +90,21 @@ _as_int64_ptr = _pointer_cast(types.int64)
 
 
 @njit(cache=True)
+def _handle(slot):
+    """The client's handle in its table slot (0 once pybullet has disconnected it)."""
+    return carray(_as_int64_ptr(slot), 1)[0]
+
+
+@njit(cache=True)
 def read_state(slot, body, q, qd):
     """q and qdot of `body` (compact layout) into q and qd from one actual-state request: OK, or
     NOT_CONNECTED, or NO_STATE (no such body, or its sizes are not q's and qd's)."""
-    handle = carray(_as_int64_ptr(slot), 1)[0]
-    if handle == 0:
-        return NOT_CONNECTED
+    handle = _handle(slot)
+    return NOT_CONNECTED if handle == 0 else _read_state(handle, body, q, qd)
+
+
+@njit(cache=True)
+def _read_state(handle, body, q, qd):
     status = _submit(handle, _request_state(handle, body))
     sizes = np.zeros(3, dtype=np.int32)        # body id, number of q, number of qdot
     arrays = np.zeros(2, dtype=np.int64)       # addresses of q and qdot in the answer
@@ -116,14 +125,16 @@ def stable_pd_update(slot, body, torque_mode, u_index, u_size, q, qd, timestep, 
     """One stable-PD update of `body`: read its state (into q, qd), compute the clamped torques
     (tree_dynamics.clamped_joint_torques; norms receives the lengths before the clamp) and command
     them, joint k's u_size[k] torques at u-index u_index[k]. Returns read_state's code."""
-    code = read_state(slot, body, q, qd)
+    handle = _handle(slot)
+    if handle == 0:
+        return NOT_CONNECTED
+    code = _read_state(handle, body, q, qd)
     if code != OK:
         return code
     tau = tree_dynamics.clamped_joint_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, limits, norms,
                                               parent, jtype, frame_pos, frame_rot, axis, inertial_pos,
                                               inertial_rot, mass, inertia, q_start, v_start, chain, chain_len,
                                               gravity)
-    handle = carray(_as_int64_ptr(slot), 1)[0]
     command = _joint_control(handle, body, torque_mode)
     at = 0
     for k in range(u_index.shape[0]):

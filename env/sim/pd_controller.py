@@ -228,9 +228,9 @@ class TreeStablePD(ExactStablePD):
         # the compiled update through pybullet's C API (env/sim/bullet_c_api.py), where the wheel has it
         self.c_api = bullet_c_api.available() is True
         if self.c_api:
+            # each joint's velocity offset and width: the model's compact layout is pybullet's u-vector
             self._slot = bullet_c_api.client_slot(self.client)
-            info = [p.getJointInfo(sim_char.body, j, physicsClientId=self.client) for j in self.joint_ids]
-            self._u_index = np.array([i[4] for i in info], dtype=np.int32)
+            self._u_index = model.v_start[np.array(moving) + 1].astype(np.int32)
             self._u_size = np.array([3 if sph else 1 for sph in self.is_sph], dtype=np.int32)
             self._q, self._qd = np.zeros(self._num_q), np.zeros(self._num_v)
 

@@ -147,6 +147,14 @@ def _dot(a, b):
 
 
 @njit(cache=True)
+def _own_dofs(b, jtype):
+    """How many velocity dofs body b adds to its chain: the base 6, a spherical joint 3, a revolute 1."""
+    if b == 0:
+        return 6
+    return 3 if jtype[b] == SPHERICAL else (1 if jtype[b] == REVOLUTE else 0)
+
+
+@njit(cache=True)
 def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot,
                          mass, inertia, q_start, v_start, chain, chain_len, gravity):
     """(M, C) in the compact layout (module docstring) at positions q and velocities qd."""
@@ -282,7 +290,7 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
     bias = np.zeros(nv)
     for b in range(n):
         nc = chain_len[b]
-        own = 6 if b == 0 else (3 if jtype[b] == SPHERICAL else (1 if jtype[b] == REVOLUTE else 0))
+        own = _own_dofs(b, jtype)
         sa, sh, sm = sub_a[b], sub_h[b], sub_m[b]
         for cj in range(nc - own, nc):
             j = chain[b, cj]
@@ -309,7 +317,7 @@ def _dof_parents(jtype, chain, chain_len, nv):
     parents = np.empty(nv, dtype=np.int64)
     for b in range(n):
         nc = chain_len[b]
-        own = 6 if b == 0 else (3 if jtype[b] == SPHERICAL else (1 if jtype[b] == REVOLUTE else 0))
+        own = _own_dofs(b, jtype)
         for c in range(nc - own, nc):
             parents[chain[b, c]] = chain[b, c - 1] if c > 0 else -1
     return parents

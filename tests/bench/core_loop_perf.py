@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
+from env.sim.broadphase_margin import BULLET_DEFAULT_MARGIN  # noqa: E402
 from tests.bench import core_loop  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
@@ -98,7 +99,7 @@ def main(argv=None):
     parser.add_argument("--clip", choices=core_loop.CLIPS, default="walk")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--broadphase_margin", type=float, default=core_loop.BULLET_DEFAULT_MARGIN,
+    parser.add_argument("--broadphase_margin", type=float, default=BULLET_DEFAULT_MARGIN,
                         help="our side's (default ours and the core's, 0.05)")
     parser.add_argument("--json", default=str(ROOT / "docs/bench/core_loop_perf.json"))
     args = parser.parse_args(argv)
