@@ -1,17 +1,21 @@
 """Imitation metrics (env/tracking_error.py) on hand cases in the imitate scene: the reference
-against itself, a rigid shift of the simulated root, a known knee rotation; and their place in
-evaluation and in the training log's test phases."""
+against itself, a rigid shift of the simulated root, a known knee or chest rotation, a root linear
+or angular velocity (against pybullet's own base velocities, in character units); and episode
+means and success."""
 import math
 
 import numpy as np
+import pybullet as p
 import pytest
 
 from env.deepmimic_env import DeepMimicEnv
 from env.tracking_error import TRACKING_ERRORS, EpisodeTracking, is_success
+from util import math_util
 from util.arg_parser import load_args
 
 WALK_ARGS = "args/train_humanoid3d_walk_args.txt"
-RIGHT_KNEE, RIGHT_ANKLE = 4, 5
+CHEST, RIGHT_KNEE, RIGHT_ANKLE = 1, 4, 5
+CHEST_SUBTREE = 8       # chest, neck, both shoulders, elbows and wrists
 
 
 @pytest.fixture()
@@ -67,6 +71,64 @@ def test_knee_rotation_gives_its_angle_and_the_ankle_displacement(env):
     assert errors["body_pos_err"] == pytest.approx(2 * shin * math.sin(0.15) / 15, abs=1e-6)
     assert errors["root_pos_err"] < 1e-9 and errors["root_rot_err"] < 1e-6
     assert errors["joint_vel_err"] < 1e-9
+
+
+def test_chest_rotation_is_no_root_rotation(env):
+    """Turning the chest joint (body 1) by 0.5 rad turns its 8 bodies by 0.5 rad and not the root:
+    root_rot_err is the root's alone."""
+    scene, desc = env, env.char_desc
+    pose, vel = ref_state(scene)
+    o = desc.param_offset[CHEST]
+    pose[o:o + 4] = math_util.quat_mul(pose[o:o + 4], math_util.quat_from_axis_angle([1.0, 0.0, 0.0], 0.5))
+    pose_sim(scene, pose, vel)
+    errors = env.calc_tracking_error(0)
+    assert errors["root_rot_err"] < 1e-6
+    assert errors["body_rot_err"] == pytest.approx(CHEST_SUBTREE * 0.5 / 15, abs=1e-6)
+
+
+def pybullet_base_velocity(char):
+    """(linear, angular) velocity of the character's base as pybullet reports it, the linear one
+    divided by its world's scale (the reference's world is at scale 1, the simulated one at 4)."""
+    lin, ang = p.getBaseVelocity(char.body, physicsClientId=char.client)
+    return np.array(lin) / char.scale, np.array(ang)
+
+
+def test_root_velocity_error_is_the_linear_velocity_in_character_units(env):
+    """A root linear velocity d added to the reference's state: root_vel_err is the mean over x, y, z
+    of |d|, pybullet's base velocity difference in character units (the walk's physics runs at
+    world_scale 4: 4 d there); the angular velocity error stays 0."""
+    scene = env
+    assert (scene.sim_char.scale, scene.ref_twin.scale) == (4.0, 1.0)
+    d = np.array([0.3, -0.2, 0.7])
+    pose, vel = ref_state(scene)
+    vel[0:3] += d
+    pose_sim(scene, pose, vel)
+    errors = env.calc_tracking_error(0)
+    sim_lin, _ = pybullet_base_velocity(scene.sim_char)
+    ref_lin, _ = pybullet_base_velocity(scene.ref_twin)
+    np.testing.assert_allclose(sim_lin - ref_lin, d, atol=1e-9)
+    assert errors["root_vel_err"] == pytest.approx(np.mean(np.abs(d)), abs=1e-9)
+    assert errors["root_ang_vel_err"] < 1e-9
+
+
+def test_root_angular_velocity_error_and_the_root_centres_velocity(env):
+    """A root angular velocity w added: root_ang_vel_err is the mean of |w|, and the root body's
+    centre, r from the root joint (pybullet's forward kinematics), moves w x r faster, so
+    root_vel_err is the mean of |w x r|."""
+    scene = env
+    w = np.array([0.5, -1.1, 0.8])
+    pose, vel = ref_state(scene)
+    vel[3:6] += w
+    pose_sim(scene, pose, vel)
+    errors = env.calc_tracking_error(0)
+    _, sim_ang = pybullet_base_velocity(scene.sim_char)
+    _, ref_ang = pybullet_base_velocity(scene.ref_twin)
+    np.testing.assert_allclose(sim_ang - ref_ang, w, atol=1e-9)
+    bodies = scene.sim_body_states()
+    r = bodies.pos[0] - bodies.joint_pos[0]
+    assert np.linalg.norm(r) > 0.05
+    assert errors["root_ang_vel_err"] == pytest.approx(np.mean(np.abs(w)), abs=1e-9)
+    assert errors["root_vel_err"] == pytest.approx(np.mean(np.abs(np.cross(w, r))), abs=1e-6)
 
 
 def test_joint_velocity_error_is_the_mean_over_the_28_dofs(env):
