@@ -170,9 +170,14 @@ def test_evaluate_marks_falls(tmp_path):
     assert all(s.fell and s.length_s == pytest.approx(0.2 + 1 / 60, abs=1 / 60) for s in stats)
 
 
+# each 'imitation metric' of the point mass is its own multiple of the distance to the target, so a
+# column holding another metric's value shows
+METRIC_FACTORS = {name: k + 1.0 for k, name in enumerate(TRACKING_ERRORS)}
+
+
 class TrackingPointMassEnv(PointMassEnv):
-    """The point mass with 'imitation metrics': every error is the distance to the target. It
-    keeps the distances it reported in test mode, per episode."""
+    """The point mass with 'imitation metrics': error `name` is METRIC_FACTORS[name] x the distance
+    to the target. It keeps the distances it reported in test mode, per episode."""
 
     def __init__(self, **kwargs):
         self.test_episodes = []
@@ -187,12 +192,13 @@ class TrackingPointMassEnv(PointMassEnv):
         dist = float(np.linalg.norm(self.target - self.pos))
         if self.mode == Mode.TEST:
             self.test_episodes[-1].append((dist, self.check_terminate(0) == Terminate.Fail))
-        return dict.fromkeys(TRACKING_ERRORS, dist)
+        return {name: factor * dist for name, factor in METRIC_FACTORS.items()}
 
 
 def test_test_phase_logs_imitation_metrics(tmp_path):
-    """The first test phase's three episodes: each metric column is the mean over the episodes of
-    the episode's mean per decision; success needs no fall and a mean body error <= 0.08."""
+    """The first test phase's three episodes: each metric's column is the mean over the episodes of
+    the episode's mean per decision of that metric; success needs no fall and a mean body error
+    <= 0.08."""
     seed_rank(4)
     out = tmp_path / "out"
     env = TrackingPointMassEnv(seed=5)
@@ -208,10 +214,11 @@ def test_test_phase_logs_imitation_metrics(tmp_path):
     means = [np.mean([d for d, _ in e]) for e in episodes]
     fails = [e[-1][1] for e in episodes]        # the last read is at the episode's end
     row = dict(zip(header, rows[0]))
-    for name in TEST_TRACKING_COLUMNS[:-2]:
-        assert row[name] == pytest.approx(np.mean(means), rel=1e-6), name
+    for name, factor in METRIC_FACTORS.items():
+        assert row["Test_" + name.title()] == pytest.approx(factor * np.mean(means), rel=1e-6), name
     assert row["Test_Fall_Rate"] == pytest.approx(np.mean(fails))
-    assert row["Test_Success_Rate"] == pytest.approx(np.mean([not f and m <= 0.08 for f, m in zip(fails, means)]))
+    body_pos = [METRIC_FACTORS["body_pos_err"] * m for m in means]
+    assert row["Test_Success_Rate"] == pytest.approx(np.mean([not f and b <= 0.08 for f, b in zip(fails, body_pos)]))
 
 
 def test_adam_solvers_and_their_resume(tmp_path):
