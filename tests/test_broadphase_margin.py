@@ -79,9 +79,9 @@ def test_seeded_runs_repeat_bitwise_with_the_margin():
 
 def test_scene_argument_survives_the_reference_world():
     """imitate builds its reference character's world after the simulated one (a second connect):
-    --broadphase_margin still holds for the process."""
-    env = DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", "0.05"]), seed=0)
-    assert broadphase_margin.current() == 0.05
+    --broadphase_margin (here not the default) still holds for the process."""
+    env = DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", "0.03"]), seed=0)
+    assert broadphase_margin.current() == 0.03
     env.shutdown()
 
 
@@ -117,9 +117,11 @@ def test_walk_trajectory_is_margin_zeros():
     on the ground, many contacts), from the same reset, with margin 0 and with 0.05: the same
     states to the last bit. The margin only changes which pairs the broadphase reports; the
     narrowphase makes the contacts, and with the pairs sorted (deterministicOverlappingPairs) their
-    order no longer depends on the broadphase tree (without it: 1.4e-3 apart)."""
+    order no longer depends on the broadphase tree (without it: 1.4e-3 apart). Each run checks the
+    margin in force (Bullet's global) at its start and end: the scene passed it on."""
     def states(margin_value):
         env = DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", str(margin_value)]), seed=0)
+        assert broadphase_margin.current() == margin_value
         env.set_mode(0)
         rng = np.random.default_rng(3)
         offset = np.asarray(env.build_action_offset(0))
@@ -130,6 +132,7 @@ def test_walk_trajectory_is_margin_zeros():
                 out.append(np.array(env.record_state(0)))
                 env.set_action(0, -offset + 0.05 * rng.standard_normal(offset.size))
             env.update(1.0 / 600.0)
+        assert broadphase_margin.current() == margin_value
         env.shutdown()
         return np.array(out)
 
