@@ -18,13 +18,15 @@ def test_the_pinned_wheel_has_it():
 
 
 def character(desc, gains, seed, scale=4.0, c_api=True):
-    """A humanoid thrown from 1.5 m with random joint velocities and PD targets, in a world of its own."""
+    """A humanoid thrown from 1.5 m with random joint velocities and PD targets, in a world of its own;
+    its controller on the compiled update (c_api True), the Python path (False) or its own choice (None)."""
     world = World(world_scale=scale, num_sim_substeps=2, timestep=DT)
     sim = SimCharacter(world, desc)
     rng = np.random.default_rng(seed)
     sim.set_state(*start_state(desc, rng, 1.5))
     pd = TreeStablePD(sim, *gains)
-    pd.c_api = c_api
+    if c_api is not None:
+        pd.c_api = c_api
     pd.set_targets(*random_targets(sim, rng))
     return world, sim, pd
 
@@ -101,5 +103,20 @@ def test_unavailable_api_keeps_the_python_path(desc, gains, monkeypatch):
         assert not TreeStablePD(sim, *gains).c_api
         with pytest.raises(RuntimeError, match="a stripped build"):
             bullet_c_api.client_slot(world.client)
+    finally:
+        world.shutdown()
+
+
+def test_without_the_api_the_python_path_drives_the_character(desc, gains, monkeypatch):
+    """A wheel without the symbols: the controller chooses the Python path by itself and its torques
+    act, 100 updates bitwise those of the compiled update on a wheel with them."""
+    world, sim, pd = character(desc, gains, seed=3)
+    compiled = rollout(world, sim, pd, 100)
+    world.shutdown()
+    monkeypatch.setattr(bullet_c_api, "_found", "a stripped build")
+    world, sim, pd = character(desc, gains, seed=3, c_api=None)
+    try:
+        assert pd.c_api is False
+        assert np.array_equal(rollout(world, sim, pd, 100), compiled)
     finally:
         world.shutdown()
