@@ -86,27 +86,30 @@ def test_chest_rotation_is_no_root_rotation(env):
     assert errors["body_rot_err"] == pytest.approx(CHEST_SUBTREE * 0.5 / 15, abs=1e-6)
 
 
-def pybullet_base_velocity(char):
-    """(linear, angular) velocity of the character's base as pybullet reports it, the linear one
-    divided by its world's scale (the reference's world is at scale 1, the simulated one at 4)."""
-    lin, ang = p.getBaseVelocity(char.body, physicsClientId=char.client)
-    return np.array(lin) / char.scale, np.array(ang)
+def with_root_velocity_added(scene, cols, delta):
+    """The simulated character at the reference's state with `delta` added to vel[cols]: (its
+    tracking errors, pybullet's base linear and angular velocity differences sim - reference, the
+    linear one in character units: each divided by its world's scale, 4 simulated, 1 reference)."""
+    pose, vel = ref_state(scene)
+    vel[cols] += delta
+    pose_sim(scene, pose, vel)
+    errors = scene.calc_tracking_error(0)       # poses the reference's twin
+    lin, ang = [], []
+    for char in (scene.sim_char, scene.ref_twin):
+        v, w = p.getBaseVelocity(char.body, physicsClientId=char.client)
+        lin.append(np.array(v) / char.scale)
+        ang.append(np.array(w))
+    return errors, lin[0] - lin[1], ang[0] - ang[1]
 
 
 def test_root_velocity_error_is_the_linear_velocity_in_character_units(env):
     """A root linear velocity d added to the reference's state: root_vel_err is the mean over x, y, z
     of |d|, pybullet's base velocity difference in character units (the walk's physics runs at
     world_scale 4: 4 d there); the angular velocity error stays 0."""
-    scene = env
-    assert (scene.sim_char.scale, scene.ref_twin.scale) == (4.0, 1.0)
+    assert (env.sim_char.scale, env.ref_twin.scale) == (4.0, 1.0)
     d = np.array([0.3, -0.2, 0.7])
-    pose, vel = ref_state(scene)
-    vel[0:3] += d
-    pose_sim(scene, pose, vel)
-    errors = env.calc_tracking_error(0)
-    sim_lin, _ = pybullet_base_velocity(scene.sim_char)
-    ref_lin, _ = pybullet_base_velocity(scene.ref_twin)
-    np.testing.assert_allclose(sim_lin - ref_lin, d, atol=1e-9)
+    errors, lin, _ = with_root_velocity_added(env, slice(0, 3), d)
+    np.testing.assert_allclose(lin, d, atol=1e-9)
     assert errors["root_vel_err"] == pytest.approx(np.mean(np.abs(d)), abs=1e-9)
     assert errors["root_ang_vel_err"] < 1e-9
 
@@ -115,16 +118,10 @@ def test_root_angular_velocity_error_and_the_root_centres_velocity(env):
     """A root angular velocity w added: root_ang_vel_err is the mean of |w|, and the root body's
     centre, r from the root joint (pybullet's forward kinematics), moves w x r faster, so
     root_vel_err is the mean of |w x r|."""
-    scene = env
     w = np.array([0.5, -1.1, 0.8])
-    pose, vel = ref_state(scene)
-    vel[3:6] += w
-    pose_sim(scene, pose, vel)
-    errors = env.calc_tracking_error(0)
-    _, sim_ang = pybullet_base_velocity(scene.sim_char)
-    _, ref_ang = pybullet_base_velocity(scene.ref_twin)
-    np.testing.assert_allclose(sim_ang - ref_ang, w, atol=1e-9)
-    bodies = scene.sim_body_states()
+    errors, _, ang = with_root_velocity_added(env, slice(3, 6), w)
+    np.testing.assert_allclose(ang, w, atol=1e-9)
+    bodies = env.sim_body_states()
     r = bodies.pos[0] - bodies.joint_pos[0]
     assert np.linalg.norm(r) > 0.05
     assert errors["root_ang_vel_err"] == pytest.approx(np.mean(np.abs(w)), abs=1e-9)
