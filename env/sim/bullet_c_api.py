@@ -26,11 +26,12 @@ import ctypes
 import llvmlite.binding
 import numpy as np
 import pybullet
-from numba import carray, njit, types
+from numba import carray, types
 from numba.extending import intrinsic
 
 from env.sim import tree_dynamics
 from env.sim.wheel_symbols import wheel_addresses
+from util.compiled_cache import cached_njit
 
 CLIENT_TABLE = "sPhysicsClients1"
 OK, NOT_CONNECTED, NO_STATE = 0, 1, 2
@@ -89,13 +90,13 @@ _as_double_ptr = _pointer_cast(types.float64)
 _as_int64_ptr = _pointer_cast(types.int64)
 
 
-@njit(cache=True)
+@cached_njit
 def _handle(slot):
     """The client's handle in its table slot (0 once pybullet has disconnected it)."""
     return carray(_as_int64_ptr(slot), 1)[0]
 
 
-@njit(cache=True)
+@cached_njit
 def read_state(slot, body, q, qd):
     """q and qdot of `body` (compact layout) into q and qd from one actual-state request: OK, or
     NOT_CONNECTED, or NO_STATE (no such body, or its sizes are not q's and qd's)."""
@@ -103,7 +104,7 @@ def read_state(slot, body, q, qd):
     return NOT_CONNECTED if handle == 0 else _read_state(handle, body, q, qd)
 
 
-@njit(cache=True)
+@cached_njit
 def _read_state(handle, body, q, qd):
     status = _submit(handle, _request_state(handle, body))
     sizes = np.zeros(3, dtype=np.int32)        # body id, number of q, number of qdot
@@ -118,7 +119,7 @@ def _read_state(handle, body, q, qd):
     return OK
 
 
-@njit(cache=True)
+@cached_njit
 def stable_pd_update(slot, body, torque_mode, u_index, u_size, q, qd, timestep, kp, kd, sph_targets, rev_targets,
                      limits, norms, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot, mass,
                      inertia, q_start, v_start, chain, chain_len, gravity):

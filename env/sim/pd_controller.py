@@ -33,8 +33,10 @@ limits x s^2; that is what both classes use.
   update, state read and torque command included, is one compiled call: ~8.3 us per update against
   ~18 us for the Python path it keeps for other builds (state read 8 us, 6 of them in pybullet;
   compiled M, C, error, tree-sparse solve and clamp 7 us; torque lists 1 us; command 1.5 us),
-  bitwise the same trajectories. First use compiles for 30-80 s (on this loaded host; any edit of
-  tree_dynamics.py recompiles), cached in __pycache__ afterwards (0.3-1.5 s to load).
+  bitwise the same trajectories. First use compiles for 20-80 s (on this loaded host), cached in
+  __pycache__ afterwards (0.3-1.5 s to load); an edit of the compiled functions' files or of any
+  project module they import recompiles (util/compiled_cache.py: numba's own cache looks at the
+  function's file only).
 
 Why no hybrid (builtin where no joint saturates, exact elsewhere): the built-in torques cannot be
 read back, so deciding needs the exact torques anyway; and under training's exploration noise
