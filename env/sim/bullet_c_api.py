@@ -18,10 +18,12 @@ calls on the same server: trajectories are bitwise those of the Python path
 A client's handle sits in pybullet.c's static table sPhysicsClients1, found in the wheel's symbol
 table (env/sim/wheel_symbols.py). The compiled code reads the client's slot at every call; pybullet
 zeroes it at disconnect, so a call on a closed client returns NOT_CONNECTED instead of using a freed
-handle. Where the symbols cannot be found (a stripped or another build), available() says why and
-callers keep their Python path.
+handle. The signatures below and the table are pybullet 3.2.7's (requirements.txt's pin): where
+another version is installed (by its package metadata) or the symbols cannot be found (a stripped
+build), available() says why and callers keep their Python path.
 """
 import ctypes
+from importlib import metadata
 
 import llvmlite.binding
 import numpy as np
@@ -33,6 +35,7 @@ from env.sim import tree_dynamics
 from env.sim.wheel_symbols import wheel_addresses
 from util.compiled_cache import cached_njit
 
+PYBULLET_VERSION = "3.2.7"
 CLIENT_TABLE = "sPhysicsClients1"
 OK, NOT_CONNECTED, NO_STATE = 0, 1, 2
 
@@ -59,6 +62,12 @@ def available():
 
 
 def _find():
+    try:
+        version = metadata.version("pybullet")
+    except metadata.PackageNotFoundError:
+        return "no installed pybullet package found"
+    if version != PYBULLET_VERSION:
+        return f"pybullet {version} is installed, the C calls are written for {PYBULLET_VERSION}"
     found = wheel_addresses((CLIENT_TABLE,))
     if isinstance(found, str):
         return found
