@@ -1,7 +1,8 @@
 """--broadphase_margin (env/sim/broadphase_margin.py): the symbol lookup finds the loaded library,
 pybullet's connect zeroes the margin and our worlds write the chosen one again (Bullet's 0.05 by
 default), the broadphase really fattens its boxes by it, seeded runs repeat bitwise with it, a bad
-value is one clear error, and the walk's trajectory is margin 0's to the last bit."""
+value is one clear error, a margin that cannot be written is an error where asked for and one
+warning otherwise, and the walk's trajectory is margin 0's to the last bit."""
 import ctypes
 
 import gymnasium
@@ -14,6 +15,7 @@ from env.deepmimic_env import DeepMimicEnv
 from env.sim import broadphase_margin, wheel_symbols
 from env.sim.world import World
 from tests.test_gym_env import rollout
+from util import warn_once
 from util.arg_parser import load_args
 
 WALK_20S = ["--arg_file", "args/train_humanoid3d_walk_args.txt", "--enable_fall_end", "false", "--time_lim_min", "20",
@@ -147,3 +149,55 @@ def test_a_pybullet_without_the_symbols(monkeypatch):
     with pytest.raises(ValueError, match="--broadphase_margin 0.05: .*a stripped build"):
         DeepMimicEnv(load_args(WALK_20S + ["--broadphase_margin", "0.05"]), seed=0)
     monkeypatch.undo()      # before the autouse fixture writes the default margin again
+
+
+def _set_contact_threshold(value):
+    """Bullet's gContactBreakingThreshold (one global for the process) through pybullet's API."""
+    client = p.connect(p.DIRECT)
+    p.setPhysicsEngineParameter(contactBreakingThreshold=value, physicsClientId=client)
+    p.disconnect(client)
+
+
+def test_a_contact_threshold_set_before_the_first_lookup(monkeypatch, capsys):
+    """gContactBreakingThreshold is not Bullet's 0.02 when the symbols are first looked up (another
+    build, or a threshold set before the first world): their addresses are not trusted. Worlds not
+    asked for a margin work at pybullet's 0, with one warning line naming the reason; a margin asked
+    for is an error naming the key and the reason."""
+    margin_global = broadphase_margin._bullet_globals()["gDbvtMargin"]
+    monkeypatch.setattr(broadphase_margin, "_found", None)
+    monkeypatch.setattr(broadphase_margin, "_margin", broadphase_margin.BULLET_DEFAULT_MARGIN)
+    monkeypatch.setattr(broadphase_margin, "_required", False)
+    monkeypatch.setattr(warn_once, "_warned", set())
+    _set_contact_threshold(0.03)
+    try:
+        for _ in range(2):
+            world = World()
+            assert margin_global.value == 0.0 and broadphase_margin.current() is None
+            world.step()
+            world.shutdown()
+        err = capsys.readouterr().err.splitlines()
+        assert err == ["warning: broadphase margin: pybullet's 0 instead of Bullet's 0.05 (the same trajectories, "
+                       "slower): cannot set gDbvtMargin in this pybullet (gContactBreakingThreshold reads 0.03, "
+                       "not Bullet's 0.02)"]
+        warn_once._warned.clear()       # the error alone, no warning before it
+        with pytest.raises(ValueError, match=r"--broadphase_margin 0.05: .*gContactBreakingThreshold reads 0.03"):
+            World(broadphase_margin=0.05)
+        assert capsys.readouterr().err == ""
+    finally:
+        _set_contact_threshold(broadphase_margin.CONTACT_BREAKING_THRESHOLD)
+    monkeypatch.undo()      # before the autouse fixture writes the default margin again
+
+
+def test_a_contact_threshold_set_later_keeps_the_margin(capsys):
+    """Once the symbols' addresses were checked, a contact threshold set by anyone changes nothing:
+    worlds still get Bullet's margin, without a word."""
+    World().shutdown()
+    _set_contact_threshold(0.03)
+    try:
+        World().shutdown()
+        assert broadphase_margin.current() == broadphase_margin.BULLET_DEFAULT_MARGIN
+        World(broadphase_margin=0.02).shutdown()
+        assert broadphase_margin.current() == 0.02
+    finally:
+        _set_contact_threshold(broadphase_margin.CONTACT_BREAKING_THRESHOLD)
+    assert capsys.readouterr().err == ""

@@ -1,7 +1,9 @@
 """The compiled stable-PD update through pybullet's C API (env/sim/bullet_c_api.py) against the
 Python path it replaces: the same state read, the same torques, bitwise the same trajectories."""
+import importlib.metadata
+from pathlib import Path
+
 import numpy as np
-import pybullet as p
 import pytest
 
 from env.sim import bullet_c_api
@@ -9,8 +11,10 @@ from env.sim.pd_controller import TreeStablePD
 from env.sim.sim_character import SimCharacter
 from env.sim.world import World
 from tests.test_sim_pd import desc, gains, random_targets, start_state  # noqa: F401 (fixtures)
+from util import warn_once
 
 DT = 1.0 / 600.0
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_pinned_wheel_has_it():
@@ -94,13 +98,24 @@ def test_a_closed_client_is_an_error_not_a_crash(desc, gains):
         pd.apply(DT)
 
 
-def test_unavailable_api_keeps_the_python_path(desc, gains, monkeypatch):
-    """A wheel without the symbols: the controller says so (c_api False) and still runs."""
+FALLBACK_WARNING = "warning: stable PD: the Python path, about 2x slower than the compiled update: pybullet's C API " \
+                   "cannot be used ({})"
+
+
+def test_unavailable_api_keeps_the_python_path(desc, gains, monkeypatch, capsys):
+    """A wheel without the symbols: the controller says so (c_api False, one warning line per
+    process naming the reason) and still runs."""
     monkeypatch.setattr(bullet_c_api, "_found", "a stripped build")
-    world, sim, pd = character(desc, gains, seed=0)
+    monkeypatch.setattr(warn_once, "_warned", set())
+    world, sim, _ = character(desc, gains, seed=0)
     try:
         assert bullet_c_api.available() == "a stripped build"
-        assert not TreeStablePD(sim, *gains).c_api
+        pds = [TreeStablePD(sim, *gains) for _ in range(2)]
+        assert not pds[0].c_api and not pds[1].c_api
+        pds[0].set_targets(*random_targets(sim, np.random.default_rng(0)))
+        pds[0].apply(DT)
+        world.step()
+        assert capsys.readouterr().err.splitlines() == [FALLBACK_WARNING.format("a stripped build")]
         with pytest.raises(RuntimeError, match="a stripped build"):
             bullet_c_api.client_slot(world.client)
     finally:
@@ -120,3 +135,27 @@ def test_without_the_api_the_python_path_drives_the_character(desc, gains, monke
         assert np.array_equal(rollout(world, sim, pd, 100), compiled)
     finally:
         world.shutdown()
+
+
+def test_another_pybullet_version_keeps_the_python_path(desc, gains, monkeypatch, capsys):
+    """The installed version is read from the package's metadata (pybullet's getAPIVersion is the
+    date of its client API, 202010061 in 3.2.7, not the release): another version than the one
+    the C calls are written for keeps the Python path, with the warning naming both versions."""
+    real_version = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: "3.2.6" if name == "pybullet" else real_version(name))
+    monkeypatch.setattr(bullet_c_api, "_found", None)
+    monkeypatch.setattr(warn_once, "_warned", set())
+    world, sim, _ = character(desc, gains, seed=0)
+    try:
+        reason = "pybullet 3.2.6 is installed, the C calls are written for 3.2.7"
+        assert bullet_c_api.available() == reason
+        assert not TreeStablePD(sim, *gains).c_api
+        assert capsys.readouterr().err.splitlines() == [FALLBACK_WARNING.format(reason)]
+    finally:
+        world.shutdown()
+
+
+def test_the_version_is_requirements_pin():
+    pins = (ROOT / "requirements.txt").read_text().split()
+    assert f"pybullet=={bullet_c_api.PYBULLET_VERSION}" in pins

@@ -20,16 +20,21 @@ margin changes the speed only: over 600 decisions of the walk, margin 0 and 0.05
 states to the last bit (tests/test_broadphase_margin.py; without the sorting, 1.4e-3 apart).
 
 pybullet has no API for it. The global sits in the wheel's writable data; its address is found in
-the library's ELF symbol table (env/sim/wheel_symbols.py) and checked (gContactBreakingThreshold
-beside it must read Bullet's 0.02). The global is shared by every client of the process and each connect zeroes it: set_margin()
-chooses the process's margin, reapply() (called by world.connect, which makes every client) writes it
-again.
+the library's ELF symbol table (env/sim/wheel_symbols.py) and checked once, at the first lookup:
+gContactBreakingThreshold beside it must read Bullet's 0.02 (another build, or a contact threshold
+set through setPhysicsEngineParameter before the first world, fails the check; one set later does
+not matter, the addresses having been checked). The global is shared by every client of the
+process and each connect zeroes it: set_margin() chooses the process's margin, reapply() (called by
+world.connect, which makes every client) writes it again. Where it cannot be written, a margin
+asked for (set_margin) is an error naming --broadphase_margin; the default leaves pybullet's 0
+(the same trajectories, slower) with one warning line naming the reason.
 """
 import ctypes
 
 import numpy as np
 
 from env.sim.wheel_symbols import wheel_addresses
+from util.warn_once import warn_once
 
 BULLET_DEFAULT_MARGIN = 0.05      # btDbvtBroadphase.cpp's gDbvtMargin
 CONTACT_BREAKING_THRESHOLD = 0.02
@@ -43,7 +48,11 @@ def _find_globals():
     found = wheel_addresses(("gDbvtMargin", "gContactBreakingThreshold"))
     if isinstance(found, str):
         return found
-    return {name: ctypes.c_double.from_address(address) for name, address in found.items()}
+    values = {name: ctypes.c_double.from_address(address) for name, address in found.items()}
+    threshold = values["gContactBreakingThreshold"].value
+    if threshold != CONTACT_BREAKING_THRESHOLD:
+        return f"gContactBreakingThreshold reads {threshold}, not Bullet's {CONTACT_BREAKING_THRESHOLD}"
+    return values
 
 
 def _bullet_globals():
@@ -54,13 +63,13 @@ def _bullet_globals():
 
 
 _margin = BULLET_DEFAULT_MARGIN   # the margin of this process's clients
-_required = False                 # set_margin was called: a pybullet without the symbols is an error
+_required = False                 # set_margin was called: a margin that cannot be written is an error
 
 
 def set_margin(value):
     """The broadphase margin (length units of the physics world) for every pybullet client of this
     process from now on; ValueError where it cannot be set (a negative or non-finite value, or a
-    pybullet build without the symbols)."""
+    pybullet whose gDbvtMargin cannot be written)."""
     global _margin, _required
     value = float(value)
     if not (np.isfinite(value) and value >= 0.0):
@@ -70,25 +79,27 @@ def set_margin(value):
 
 
 def reapply():
-    """After a connect (which zeroes it): the process's margin again. Bullet's default margin on a
-    pybullet without the symbols (nobody asked for it) is left at pybullet's 0."""
-    if _margin != 0.0 and (_required or isinstance(_bullet_globals(), dict)):
+    """After a connect (which zeroes it): the process's margin again. Where gDbvtMargin cannot be
+    written, Bullet's default (nobody asked for it) is left at pybullet's 0 with one warning line."""
+    if _margin == 0.0:
+        return
+    found = _bullet_globals()
+    if _required or isinstance(found, dict):
         _write(_margin)
+    else:
+        warn_once("broadphase margin", f"pybullet's 0 instead of Bullet's {BULLET_DEFAULT_MARGIN} (the same "
+                                       f"trajectories, slower): cannot set gDbvtMargin in this pybullet ({found})")
 
 
 def _write(value):
     """gDbvtMargin = value; ValueError where it cannot be written (0 needs no writing there: each
     connect zeroes it)."""
     found = _bullet_globals()
-    if isinstance(found, dict) and found["gContactBreakingThreshold"].value != CONTACT_BREAKING_THRESHOLD:
-        found = (f"gContactBreakingThreshold reads {found['gContactBreakingThreshold'].value}, not Bullet's "
-                 f"{CONTACT_BREAKING_THRESHOLD}")
-    if not isinstance(found, dict):
-        if value == 0.0:
-            return
+    if isinstance(found, dict):
+        found["gDbvtMargin"].value = value
+    elif value != 0.0:
         raise ValueError(f"--broadphase_margin {value}: cannot set Bullet's gDbvtMargin in this pybullet "
                          f"({found})")
-    found["gDbvtMargin"].value = value
 
 
 def current():

@@ -18,20 +18,24 @@ calls on the same server: trajectories are bitwise those of the Python path
 A client's handle sits in pybullet.c's static table sPhysicsClients1, found in the wheel's symbol
 table (env/sim/wheel_symbols.py). The compiled code reads the client's slot at every call; pybullet
 zeroes it at disconnect, so a call on a closed client returns NOT_CONNECTED instead of using a freed
-handle. Where the symbols cannot be found (a stripped or another build), available() says why and
-callers keep their Python path.
+handle. The signatures below and the table are pybullet 3.2.7's (requirements.txt's pin): where
+another version is installed (by its package metadata) or the symbols cannot be found (a stripped
+build), available() says why and callers keep their Python path.
 """
 import ctypes
+from importlib import metadata
 
 import llvmlite.binding
 import numpy as np
 import pybullet
-from numba import carray, njit, types
+from numba import carray, types
 from numba.extending import intrinsic
 
 from env.sim import tree_dynamics
 from env.sim.wheel_symbols import wheel_addresses
+from util.compiled_cache import cached_njit
 
+PYBULLET_VERSION = "3.2.7"
 CLIENT_TABLE = "sPhysicsClients1"
 OK, NOT_CONNECTED, NO_STATE = 0, 1, 2
 
@@ -58,6 +62,12 @@ def available():
 
 
 def _find():
+    try:
+        version = metadata.version("pybullet")
+    except metadata.PackageNotFoundError:
+        return "no installed pybullet package found"
+    if version != PYBULLET_VERSION:
+        return f"pybullet {version} is installed, the C calls are written for {PYBULLET_VERSION}"
     found = wheel_addresses((CLIENT_TABLE,))
     if isinstance(found, str):
         return found
@@ -89,13 +99,13 @@ _as_double_ptr = _pointer_cast(types.float64)
 _as_int64_ptr = _pointer_cast(types.int64)
 
 
-@njit(cache=True)
+@cached_njit
 def _handle(slot):
     """The client's handle in its table slot (0 once pybullet has disconnected it)."""
     return carray(_as_int64_ptr(slot), 1)[0]
 
 
-@njit(cache=True)
+@cached_njit
 def read_state(slot, body, q, qd):
     """q and qdot of `body` (compact layout) into q and qd from one actual-state request: OK, or
     NOT_CONNECTED, or NO_STATE (no such body, or its sizes are not q's and qd's)."""
@@ -103,7 +113,7 @@ def read_state(slot, body, q, qd):
     return NOT_CONNECTED if handle == 0 else _read_state(handle, body, q, qd)
 
 
-@njit(cache=True)
+@cached_njit
 def _read_state(handle, body, q, qd):
     status = _submit(handle, _request_state(handle, body))
     sizes = np.zeros(3, dtype=np.int32)        # body id, number of q, number of qdot
@@ -118,7 +128,7 @@ def _read_state(handle, body, q, qd):
     return OK
 
 
-@njit(cache=True)
+@cached_njit
 def stable_pd_update(slot, body, torque_mode, u_index, u_size, q, qd, timestep, kp, kd, sph_targets, rev_targets,
                      limits, norms, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot, mass,
                      inertia, q_start, v_start, chain, chain_len, gravity):

@@ -33,8 +33,10 @@ limits x s^2; that is what both classes use.
   update, state read and torque command included, is one compiled call: ~8.3 us per update against
   ~18 us for the Python path it keeps for other builds (state read 8 us, 6 of them in pybullet;
   compiled M, C, error, tree-sparse solve and clamp 7 us; torque lists 1 us; command 1.5 us),
-  bitwise the same trajectories. First use compiles for 30-80 s (on this loaded host; any edit of
-  tree_dynamics.py recompiles), cached in __pycache__ afterwards (0.3-1.5 s to load).
+  bitwise the same trajectories; where the C API cannot be used, one warning line says why. First use
+  compiles for 20-80 s (on this loaded host), cached in __pycache__ afterwards (0.3-1.5 s to load);
+  an edit of the compiled functions' files or of any project module they import recompiles
+  (util/compiled_cache.py: numba's own cache looks at the function's file only).
 
 Why no hybrid (builtin where no joint saturates, exact elsewhere): the built-in torques cannot be
 read back, so deciding needs the exact torques anyway; and under training's exploration noise
@@ -49,6 +51,7 @@ import pybullet as p
 
 from env.sim import bullet_c_api, tree_dynamics
 from util import math_util
+from util.warn_once import warn_once
 
 PD_MODES = ("builtin", "exact", "tree")
 
@@ -227,7 +230,10 @@ class TreeStablePD(ExactStablePD):
         self._joint_slices = [(e - (3 if sph else 1), e) for e, sph in zip(ends, self.is_sph)]
         # the compiled update through pybullet's C API (env/sim/bullet_c_api.py), where the wheel has it
         self.c_api = bullet_c_api.available() is True
-        if self.c_api:
+        if not self.c_api:
+            warn_once("stable PD", "the Python path, about 2x slower than the compiled update: pybullet's C API "
+                                   f"cannot be used ({bullet_c_api.available()})")
+        else:
             # each joint's velocity offset and width: the model's compact layout is pybullet's u-vector
             self._slot = bullet_c_api.client_slot(self.client)
             self._u_index = model.v_start[np.array(moving) + 1].astype(np.int32)

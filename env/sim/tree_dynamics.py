@@ -21,7 +21,8 @@ with a_b, al_b the COM's linear and angular accelerations at zero generalized ac
 """
 import numpy as np
 import pybullet as p
-from numba import njit
+
+from util.compiled_cache import cached_njit
 
 FIXED, REVOLUTE, SPHERICAL = 0, 1, 2
 _PB_TYPES = {p.JOINT_FIXED: FIXED, p.JOINT_REVOLUTE: REVOLUTE, p.JOINT_SPHERICAL: SPHERICAL}
@@ -88,7 +89,7 @@ class TreeModel:
                 self.chain_len, self.gravity)
 
 
-@njit(cache=True)
+@cached_njit
 def _quat_xyzw_to_matrix(x, y, z, w, out):
     out[0, 0] = 1 - 2 * (y * y + z * z)
     out[0, 1] = 2 * (x * y - z * w)
@@ -101,7 +102,7 @@ def _quat_xyzw_to_matrix(x, y, z, w, out):
     out[2, 2] = 1 - 2 * (x * x + y * y)
 
 
-@njit(cache=True)
+@cached_njit
 def _axis_angle_matrix(a, angle, out):
     c, s = np.cos(angle), np.sin(angle)
     t = 1.0 - c
@@ -117,7 +118,7 @@ def _axis_angle_matrix(a, angle, out):
     out[2, 2] = t * z * z + c
 
 
-@njit(cache=True)
+@cached_njit
 def _mv_into(a, v, out):
     """out = a v for a 3x3 matrix a (numba's @ needs scipy's BLAS). Like the other 3-vector helpers
     it writes into scratch arrays: an array allocated per body costs more than the body's algebra."""
@@ -125,14 +126,14 @@ def _mv_into(a, v, out):
         out[r] = a[r, 0] * v[0] + a[r, 1] * v[1] + a[r, 2] * v[2]
 
 
-@njit(cache=True)
+@cached_njit
 def _mm_into(a, b, out):
     for r in range(3):
         for c in range(3):
             out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
 
 
-@njit(cache=True)
+@cached_njit
 def _cross_add(a, b, base, out):
     """out = base + a x b (out may be base; a, b must not be out)."""
     x = a[1] * b[2] - a[2] * b[1]
@@ -141,12 +142,12 @@ def _cross_add(a, b, base, out):
     out[0], out[1], out[2] = base[0] + x, base[1] + y, base[2] + z
 
 
-@njit(cache=True)
+@cached_njit
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True)
+@cached_njit
 def _own_dofs(b, jtype):
     """How many velocity dofs body b adds to its chain: the base 6, a spherical joint 3, a revolute 1."""
     if b == 0:
@@ -154,7 +155,7 @@ def _own_dofs(b, jtype):
     return 3 if jtype[b] == SPHERICAL else (1 if jtype[b] == REVOLUTE else 0)
 
 
-@njit(cache=True)
+@cached_njit
 def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inertial_pos, inertial_rot,
                          mass, inertia, q_start, v_start, chain, chain_len, gravity):
     """(M, C) in the compact layout (module docstring) at positions q and velocities qd."""
@@ -309,7 +310,7 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
     return mm, bias
 
 
-@njit(cache=True)
+@cached_njit
 def _dof_parents(jtype, chain, chain_len, nv):
     """Each dof's parent in the dof tree (-1 for the first base dof): the dof before it in its
     body's chain. A body's dofs follow the base's 6 and its ancestors' in the chain."""
@@ -323,7 +324,7 @@ def _dof_parents(jtype, chain, chain_len, nv):
     return parents
 
 
-@njit(cache=True)
+@cached_njit
 def _tree_solve(a, b, parents):
     """x with a x = b for a symmetric positive definite a whose entry (i, j) is zero unless one of
     i, j is the other's ancestor in the dof tree `parents` (a mass matrix, plus any diagonal): the
@@ -356,7 +357,7 @@ def _tree_solve(a, b, parents):
     return x
 
 
-@njit(cache=True)
+@cached_njit
 def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent, jtype, frame_pos, frame_rot,
                       axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start, chain, chain_len, gravity):
     """Unclamped stable-PD generalized forces (compact layout) for per-dof gains kp, kd (0 on the base),
@@ -403,7 +404,7 @@ def stable_pd_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, parent,
     return tau
 
 
-@njit(cache=True)
+@cached_njit
 def clamp_by_length(tau, jtype, v_start, limits, norms):
     """DeepMimic's cSimBodyJoint::ClampTotalTorque on compact generalized forces tau, in place: the
     torque of the k-th moving joint in link order scaled down to limits[k] by its length (norms[k]
@@ -426,7 +427,7 @@ def clamp_by_length(tau, jtype, v_start, limits, norms):
         k += 1
 
 
-@njit(cache=True)
+@cached_njit
 def clamped_joint_torques(q, qd, timestep, kp, kd, sph_targets, rev_targets, limits, norms, parent, jtype,
                           frame_pos, frame_rot, axis, inertial_pos, inertial_rot, mass, inertia, q_start, v_start,
                           chain, chain_len, gravity):

@@ -46,9 +46,9 @@ class World:
             raise ValueError(f"--num_sim_substeps must be >= 1, got {num_sim_substeps}")
         self.scale = float(world_scale)
         self.num_sim_substeps = int(num_sim_substeps)
-        self.client = connect()
-        if broadphase_margin is not None:
+        if broadphase_margin is not None:     # before the connect, which writes it
             margin.set_margin(broadphase_margin)
+        self.client = connect()
         self.gravity = np.asarray(gravity, dtype=float)
         p.setGravity(*(self.gravity * self.scale), physicsClientId=self.client)
         p.setPhysicsEngineParameter(numSubSteps=int(num_sim_substeps), numSolverIterations=SOLVER_ITERATIONS,
