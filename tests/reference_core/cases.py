@@ -1,8 +1,8 @@
 """The configurations the reference-core tests and report.py run, both sides' files named.
 
-Each side reads its own argument file (ours under /work/main/args/, theirs under the DeepMimic
-checkout's args/); both get the same overrides in front (first occurrence wins on both sides):
-time limits of 20 s, and the controller file: a temporary copy of each side's own
+Each side reads its own argument file (ours under this repository's args/, theirs under the
+DeepMimic checkout's args/); both get the same overrides in front (first occurrence wins on both
+sides): time limits of 20 s, and the controller file: a temporary copy of each side's own
 data/controllers/humanoid3d_ctrl.txt with the layout's three flags set (ours keeps its PD gains and
 "PDMode"; theirs its gains). Differences between the files that these cases neutralise:
 - imitate: theirs name humanoid3d_phase_rot_ctrl.txt, ours humanoid3d_ctrl.txt (the same flags);

@@ -2,10 +2,10 @@
 core_server.py) and our DeepMimicEnv in this one (OurSide), each configured from its own
 argument file plus the same overrides, each with the same random draws pinned.
 
-Configuration (Case): a scene's argument file on each side (ours: /work/main/args, theirs: the
-checkout's args/), the controller layout (phase input, world root position/rotation) written into
-a temporary copy of each side's own controller file, the overrides both get (time limits raised,
-so only falls end an episode early), and the pins.
+Configuration (Case): a scene's argument file on each side (ours: this repository's args/, theirs:
+the checkout's args/), the controller layout (phase input, world root position/rotation) written
+into a temporary copy of each side's own controller file, the overrides both get (time limits
+raised, so only falls end an episode early), and the pins.
 """
 import json
 import math
