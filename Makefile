@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 WORKERS ?= $(shell nproc)
 ARG_FILE ?= args/train_humanoid3d_walk_args.txt
 
-.PHONY: setup train test test-slow test-reference bench bench-core view clean data-extra
+.PHONY: setup train skill test test-slow test-reference bench bench-core view clean data-extra
 
 $(STAMP): requirements.txt requirements-bench.txt
 	bash scripts/install_system_deps.sh
@@ -22,6 +22,12 @@ setup: $(STAMP)
 # core) into output/; make train ARG_FILE=args/train_humanoid3d_walk_fast_args.txt: the fast recipe.
 train: $(STAMP)
 	$(PY) mpi_run.py --num_workers $(WORKERS) --arg_file $(ARG_FILE) $(ARGS)
+
+# Train one skill (walk, run, jump, backflip, spinkick, cartwheel) with the project's recipe until
+# its criterion, then ship it (data/policies/humanoid3d_CLIP_trained/); rerun to go on after a stop.
+CLIP ?= walk
+skill: $(STAMP)
+	$(PY) scripts/train_skill.py --clip $(CLIP) --num_workers $(WORKERS) $(ARGS)
 
 # DeepMimic's clips not shipped here (motions/sie CC BY-NC, motions/amass AMASS licence, motions/long
 # 20 MB), from github.com/xbpeng/DeepMimic at a pinned commit, checked by hash.

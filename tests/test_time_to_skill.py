@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.time_to_skill import CURVE_NAME, criterion_met, parse_args
+from app.skill_training import CURVE_NAME, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST_ARGS = "args/train_humanoid3d_walk_fast_args.txt"
@@ -29,16 +29,6 @@ def bench_cmd(out, agent, *extra):
     return [sys.executable, "-m", "tests.bench.time_to_skill", "--arg_file", FAST_ARGS, "--output", str(out),
             "--num_workers", "1", "--eval_every", str(EVERY), "--max_samples", "1700", "--episodes", "1",
             "--episode_time", "0.5", *extra, "--train_args", "--agent_files", str(agent)]
-
-
-def test_criterion():
-    cfg = {"episode_time": 20.0, "min_reward": 0.75, "max_body_pos_err": 0.08}
-    ev = {"falls": 0, "lengths_s": [20.0, 20.0], "mean_reward": 0.8, "body_pos_err": 0.06}
-    assert criterion_met(cfg, ev)
-    assert not criterion_met(cfg, {**ev, "falls": 1})
-    assert not criterion_met(cfg, {**ev, "lengths_s": [20.0, 12.0]})     # cut short without a fall: not a skill
-    assert not criterion_met(cfg, {**ev, "mean_reward": 0.74})
-    assert not criterion_met(cfg, {**ev, "body_pos_err": 0.081})
 
 
 def test_bad_arguments_are_one_line(capsys):
@@ -82,7 +72,7 @@ def test_killed_run_resumes_without_gap_or_repeat(tmp_path):
 
 
 def test_compare_picks_each_curves_point_nearest_the_budget(tmp_path, capsys):
-    from tests.bench.time_to_skill import compare
+    from app.skill_training import compare
 
     def curve(label, samples):
         points = [{"iteration": i, "samples": s, "wall_hours": 0.1 * i, "criterion_met": False,

@@ -36,19 +36,14 @@ ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
+from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, run_worker  # noqa: E402,F401
 from util.atomic_write import write_json  # noqa: E402
 
-PYTHON = sys.executable
 TRAIN_ARGS = "args/train_humanoid3d_walk_args.txt"
 MODEL_NAME = "agent0_model.ckpt"
 LOG_NAME = "agent0_log.txt"
 LOG_COLUMNS = ("Iteration", "Samples", "Train_Return", "Test_Return")
 STEPSIZE_KEYS = {"actor_stepsize": "ActorStepsize", "critic_stepsize": "CriticStepsize"}
-RESULT_PREFIX = "RESULT "
-
-
-def child_env():
-    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1", OPENBLAS_NUM_THREADS="1")
 
 
 # ---- training ------------------------------------------------------------------------------------
@@ -131,32 +126,6 @@ def training_summary(rows, wall_s, columns=LOG_COLUMNS):
 
 
 # ---- evaluation ----------------------------------------------------------------------------------
-
-def run_worker(module, spec, timeout=3600, preexec_fn=None):
-    """Runs `module`'s eval worker on spec (a JSON-able dict) in a child process; its RESULT.
-    preexec_fn runs in the child before it starts (time_to_skill: die with the parent)."""
-    cmd = [PYTHON, "-m", module, "--worker", json.dumps(spec)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=preexec_fn)
-    for line in reversed(proc.stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX):])
-    tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-    raise SystemExit(f"evaluation worker failed (exit code {proc.returncode}):\n{tail}")
-
-
-def build_eval_world(spec):
-    """The world of a worker: the training args, a fixed seed, `model` loaded (or none)."""
-    from app.build import build_world
-    from util.arg_parser import load_args
-
-    scratch = spec["scratch"]   # output_path of the worker's world (nothing is written there)
-    args = load_args(["--arg_file", spec["arg_file"], "--rand_seed", str(spec["seed"]),
-                      "--model_files", spec["model"], "--output_path", scratch,
-                      "--int_output_path", f"{scratch}/intermediate", *spec["agent_args"],
-                      *spec.get("extra_args", [])])
-    return build_world(args)
-
 
 def episode_summary(stats):
     """Means over the episodes of app.evaluate's EpisodeStats."""

@@ -1,0 +1,165 @@
+"""Where a trained skill came from, and the layout it ships in.
+
+Provenance (recorded on every curve point and in every shipped policy's metadata):
+- `commit`: the project's git commit (`commit_dirty`: tracked files differed from it), None
+  outside a git checkout;
+- `args_sha256`: SHA-256 of what defines the experiment: the run's resolved arguments
+  (DeepMimic_Optimizer's `args.txt`) without the keys that only steer one training chunk
+  (CHUNK_KEYS: budget, seed offset, output folders, resume), then the text of each agent file in
+  order (the copies beside args.txt). Two chunks of one run hash alike; a changed step size or
+  clip does not.
+
+A shipped skill (`write_package`): DEST/humanoid3d_<clip>_trained/ holds agent0_model.ckpt
+(.index, .data-*) and metadata.json (clip, the provenance, the resolved args and agent files,
+seed, workers, samples, iteration, training hours, the evaluation at the criterion and the
+criterion itself); ARGS_DIR/run_humanoid3d_<clip>_trained_args.txt plays it
+(`DeepMimic.py --arg_file ...`). The folder is written beside its final name and renamed into
+place, so a reader never sees half a package.
+"""
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from util.atomic_write import write_json, write_text
+from util.paths import project_root
+
+RUN_ARGS = "args.txt"                   # DeepMimic_Optimizer.copy_run_inputs writes it
+MODEL_NAME = "agent0_model.ckpt"
+METADATA_NAME = "metadata.json"
+CHUNK_KEYS = ("max_samples", "max_iters", "rand_seed", "output_path", "int_output_path", "resume", "model_files",
+              "agent_files", "tensorboard")
+# keys a run_ file drops from the training args (it plays, it does not train or write)
+NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers")
+
+
+def read_run_args(run_dir):
+    """[(key, [values])] of run_dir/args.txt, in order; ValueError naming the file."""
+    path = Path(run_dir) / RUN_ARGS
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read the run's resolved arguments ({err.strerror})") from None
+    from util.arg_parser import ArgParser
+
+    parser = ArgParser()
+    parser.load_args(text.split(), source=str(path))
+    return list(parser.table.items())
+
+
+def agent_texts(run_dir, run_args):
+    """The text of each agent file of the run (the copy beside args.txt, else the named file)."""
+    from util.paths import resolve_data_path
+
+    texts = []
+    for name in dict(run_args).get("agent_files", []):
+        if name == "none":
+            continue
+        copy = Path(run_dir) / Path(name).name
+        texts.append((copy if copy.is_file() else resolve_data_path(name)).read_text())
+    return texts
+
+
+def args_sha256(run_args, agents):
+    digest = hashlib.sha256()
+    for key, values in run_args:
+        if key not in CHUNK_KEYS:
+            digest.update(("--" + key + " " + " ".join(values) + "\n").encode())
+    for text in agents:
+        digest.update(b"\0" + text.encode())
+    return digest.hexdigest()
+
+
+def git_commit(root=None):
+    """{"commit": sha or None, "commit_dirty": bool or None} of the checkout at root."""
+    root = root or project_root()
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=30).stdout.strip()
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return {"commit": None, "commit_dirty": None}
+    if not sha or status.returncode != 0:
+        return {"commit": None, "commit_dirty": None}
+    return {"commit": sha, "commit_dirty": bool(status.stdout.strip())}
+
+
+def provenance(run_dir, root=None):
+    """The commit of the code at root and the hash of run_dir's experiment (module docstring)."""
+    run_args = read_run_args(run_dir)
+    return {**git_commit(root), "args_sha256": args_sha256(run_args, agent_texts(run_dir, run_args))}
+
+
+def package_name(clip):
+    return f"humanoid3d_{clip}_trained"
+
+
+def run_args_name(clip):
+    return f"run_{package_name(clip)}_args.txt"
+
+
+def check_free(clip, dest, args_dir):
+    """ValueError naming the first of the skill's package or run_ file that already exists (so a
+    long run never ends by refusing to write its result)."""
+    for path in (Path(dest) / package_name(clip), Path(args_dir) / run_args_name(clip)):
+        if path.exists():
+            raise ValueError(f"{path} exists: remove it or ship elsewhere (--ship_dir, --ship_args_dir)")
+
+
+def run_args_text(clip, run_args, model_path, metadata_path):
+    """The run_ file: the training's own arguments (so the scene, clip and state layout match the
+    checkpoint), minus what only training needs, plus the checkpoint, not training."""
+    lines = [f"# Plays the {clip} skill trained by this project (scripts/train_skill.py --clip {clip}).",
+             f"# How it was trained and evaluated: {metadata_path}.", ""]
+    for key, values in run_args:
+        if key not in NOT_PLAYED:
+            lines.append(" ".join(["--" + key, *values]))
+    agents = dict(run_args).get("agent_files", [])
+    lines += ["", f"--agent_files {' '.join(agents)}", "--train_agents false", f"--model_files {model_path}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_package(clip, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None):
+    """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
+    as the skill `clip` (module docstring); returns the package dir. point: the curve point that
+    met the criterion (its evaluation, samples, hours, provenance)."""
+    run_dir, dest, args_dir = Path(run_dir), Path(dest), Path(args_dir)
+    root = Path(root or project_root())
+    check_free(clip, dest, args_dir)
+    run_args = read_run_args(run_dir)
+    agents = dict(run_args).get("agent_files", [])
+    final = dest / package_name(clip)
+    staging = dest / f".{package_name(clip)}.staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    checkpoint = Path(checkpoint)
+    for src in checkpoint.parent.glob(f"{checkpoint.name}.*"):
+        suffix = src.name[len(checkpoint.name):]
+        if suffix == ".index" or suffix.startswith(".data-"):
+            shutil.copy2(src, staging / f"{MODEL_NAME}{suffix}")
+    if not (staging / f"{MODEL_NAME}.index").is_file():
+        raise ValueError(f"{checkpoint}: no checkpoint to ship")
+    local_agents = []
+    for name, text in zip([a for a in agents if a != "none"], agent_texts(run_dir, run_args)):
+        write_text(staging / Path(name).name, text)
+        local_agents.append(Path(name).name)
+    metadata = {
+        "clip": clip, "checkpoint": MODEL_NAME,
+        **{k: point.get(k) for k in ("commit", "commit_dirty", "args_sha256")},
+        "seed": curve_config.get("seed"), "workers": point.get("workers"), "cores": point.get("cores"),
+        "samples": point["samples"], "iteration": point["iteration"], "training_hours": point["wall_hours"],
+        "evaluation": point["evaluation"],
+        "criterion": {k: curve_config.get(k) for k in ("episodes", "episode_time", "max_body_pos_err", "eval_seed")},
+        "recipe_arg_file": curve_config.get("arg_file"),
+        "args": [" ".join(["--" + k, *v]) for k, v in run_args],
+        "agent_files": dict(zip(local_agents, (json.loads(t) for t in agent_texts(run_dir, run_args)))),
+    }
+    write_json(staging / METADATA_NAME, metadata)
+    staging.rename(final)
+    rel = final.relative_to(root) if final.is_relative_to(root) else final
+    played = [(k, [str(rel / Path(a).name) for a in agents] if k == "agent_files" else v) for k, v in run_args]
+    write_text(args_dir / run_args_name(clip),
+               run_args_text(clip, played, rel / MODEL_NAME, rel / METADATA_NAME))
+    return final

@@ -1,0 +1,438 @@
+"""Training a skill until it meets its criterion: train, evaluate, resume; then ship it.
+
+    .venv/bin/python scripts/train_skill.py --clip backflip [--num_workers 2]      (make skill CLIP=backflip)
+    .venv/bin/python -m tests.bench.time_to_skill --arg_file args/train_humanoid3d_walk_fast_args.txt \\
+        --output RUN_DIR [--resume] [--num_workers 2] [--eval_every 250000] \\
+        [--max_samples 10000000] [--episodes 8] [--episode_time 20] [--seed 1] \\
+        [--json docs/bench/time_to_skill_walk_fast.json] [--plot docs/bench/time_to_skill_walk.png]
+        [--label fast] [--eval_intermediate] [--ship]
+    .venv/bin/python -m tests.bench.time_to_skill --compare CURVE.json ... [--plot PNG] [--at 500000 ...]
+
+--clip CLIP trains one of SKILL_CLIPS with the project's recipe (args/train_humanoid3d_<clip>_fast_args.txt,
+which differ only where DeepMimic's own per-clip files differ) into output/skills/<clip> (or
+--output), goes on with a run already there, and ships the policy when the criterion is met
+(app/skill_package.py: data/policies/humanoid3d_<clip>_trained/ with its metadata, and
+args/run_humanoid3d_<clip>_trained_args.txt).
+
+The run folder (--output) holds the training's output (checkpoint, resume state, log, intermediate
+checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --max_samples:
+1. Training: mpi_run.py --num_workers N --arg_file A --max_samples <next multiple of eval_every>
+   --output_path DIR (--resume true once DIR holds a resume state). The optimizer's output goes to
+   DIR/train_stdout.txt.
+2. Evaluation of DIR's checkpoint in a child process, always with the same seed (so every point
+   sees the same initial states): --episodes test-mode episodes (mean actions) cut at
+   --episode_time s (app/evaluate.py): falls, DeepMimic's reward per decision, the imitation
+   metrics (env/tracking_error.py) and successes.
+3. The point (samples, iteration, training wall hours from the log, workers, cores, the evaluation,
+   whether the criterion holds, the commit and the experiment's args hash: app/skill_package.py)
+   is appended to the curve, written atomically, with the --json copy and the --plot PNG.
+Criterion, per episode: an episode succeeds when it runs --episode_time s without a fall and its own
+mean body position error is at most --max_body_pos_err (0.08 m); the skill is learned when every
+one of the --episodes fixed-seed episodes succeeds. The reward per decision is reported, not gated
+on (clips' reward scales differ).
+
+Stopping and going on: Ctrl-C, SIGTERM, the end of a session or SIGKILL may stop it at any moment;
+rerun with --resume on the same folder (--clip goes on by itself). The training saves its checkpoint
+every OutputIters iterations and on a signal (a training child whose parent dies gets SIGTERM), so
+at most those iterations are redone; a point is keyed by the checkpoint's iteration, so a checkpoint
+already on the curve is not evaluated again and one trained but not yet evaluated is evaluated
+first: the curve goes on without a gap or a repeat. --eval_intermediate also evaluates the
+intermediate checkpoints (DIR/intermediate/agent0_models, every IntOutputIters) not on the curve,
+e.g. of a run started without this script.
+
+--compare: the curves on one plot, and a table at equal budgets (--at: for each budget, each
+curve's point nearest to it, within 10%).
+"""
+import argparse
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, run_worker
+from app.skill_package import check_free, provenance, run_args_name, write_package
+from util.atomic_write import atomic_path, write_json
+from util.log_plot import read_log
+from util.paths import project_root
+
+ROOT = project_root()
+SKILL_CLIPS = ("walk", "run", "jump", "backflip", "spinkick", "cartwheel")
+
+
+def clip_arg_file(clip):
+    """The recipe's args file of a clip (DeepMimic's per-clip file with the recipe's options)."""
+    return f"args/train_humanoid3d_{clip}_fast_args.txt"
+
+CURVE_NAME = "time_to_skill.json"
+MODEL_NAME = "agent0_model.ckpt"
+LOG_NAME = "agent0_log.txt"
+INT_MODELS = Path("intermediate") / "agent0_models"
+PR_SET_PDEATHSIG = 1
+BUDGET_TOLERANCE = 0.1      # --compare --at: a point within 10% of a budget stands for it
+
+
+class Interrupted(Exception):
+    """The training child stopped on a signal (the curve stays as it is)."""
+
+
+# ---- training --------------------------------------------------------------------------------
+
+def _die_with_parent():
+    """In the training child: SIGTERM when this script dies (even by SIGKILL), so no training
+    goes on writing into the folder behind a resumed run's back (Linux prctl)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def train_chunk(cfg, target_samples):
+    """Trains DIR up to target_samples (all ranks); the child's exit code."""
+    out = Path(cfg["output"])
+    cmd = [PYTHON, "mpi_run.py", "--num_workers", str(cfg["num_workers"]), "--arg_file", cfg["arg_file"],
+           "--max_samples", str(int(target_samples)), "--rand_seed", str(cfg["seed"] + checkpoint_iter(out)),
+           "--output_path", str(out), "--int_output_path", str(out / "intermediate"), *cfg["train_args"]]
+    if (out / f"{MODEL_NAME}.resume.npz").is_file():
+        cmd += ["--resume", "true"]
+    print(f"training to {int(target_samples):,} samples: {' '.join(cmd[1:])}", flush=True)
+    with open(out / "train_stdout.txt", "a") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=log, stderr=subprocess.STDOUT,
+                                preexec_fn=_die_with_parent)
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            proc.send_signal(signal.SIGINT)       # the optimizer saves after its current iteration
+            proc.wait()
+            raise
+
+
+def checkpoint_iter(out):
+    """The iteration of DIR's checkpoint (0 when there is none)."""
+    state = read_resume(out)
+    return int(state["iter"]) if state else 0
+
+
+def read_resume(out):
+    import numpy as np
+
+    path = Path(out) / f"{MODEL_NAME}.resume.npz"
+    if not path.is_file():
+        return None
+    with np.load(path) as data:
+        return {k: float(data[k]) for k in ("iter", "total_sample_count", "wall_time")}
+
+
+# ---- evaluation ------------------------------------------------------------------------------
+
+def eval_worker(spec):
+    """In a child process: the evaluation of spec["model"] (app/evaluate.py)."""
+    from app.evaluate import evaluate, summarize
+
+    world = build_eval_world(spec)
+    try:
+        start = time.perf_counter()
+        stats = evaluate(world, spec["episodes"], max_episode_time=spec["episode_time"],
+                         success_body_pos_err=spec["max_body_pos_err"])
+    finally:
+        world.shutdown()
+    return {**summarize(stats), "lengths_s": [s.length_s for s in stats],
+            "rewards": [s.mean_reward for s in stats],
+            "body_pos_errs": [s.tracking.get("body_pos_err") for s in stats],
+            "eval_wall_s": time.perf_counter() - start}
+
+
+def evaluate_checkpoint(cfg, model):
+    spec = {"arg_file": cfg["arg_file"], "seed": cfg["eval_seed"], "model": str(model),
+            "scratch": str(Path(cfg["output"]) / "eval_scratch"), "agent_args": [],
+            "extra_args": cfg["train_args"], "episodes": cfg["episodes"], "episode_time": cfg["episode_time"],
+            "max_body_pos_err": cfg["max_body_pos_err"]}
+    return run_worker("app.skill_training", spec, timeout=None, preexec_fn=_die_with_parent)
+
+
+FULL_LENGTH_SLACK = 0.05     # s: an episode cut at episode_time ends within one decision of it
+
+
+def episode_successes(cfg, ev):
+    """Per episode of an evaluation: ran the full episode_time (so without a fall: a fall ends
+    it) and its own mean body position error is at most max_body_pos_err."""
+    errs = ev.get("body_pos_errs") or [None] * len(ev["lengths_s"])
+    return [length >= cfg["episode_time"] - FULL_LENGTH_SLACK and err is not None and err <= cfg["max_body_pos_err"]
+            for length, err in zip(ev["lengths_s"], errs)]
+
+
+def criterion_met(cfg, ev):
+    """The skill is learned: no fall, and every evaluated episode succeeds (episode_successes)."""
+    successes = episode_successes(cfg, ev)
+    return bool(ev["falls"] == 0 and len(successes) == ev["episodes"] and all(successes))
+
+
+# ---- the curve -------------------------------------------------------------------------------
+
+def log_rows_by_iter(out):
+    path = Path(out) / LOG_NAME
+    if not path.is_file():
+        return {}
+    names, rows = read_log(path)
+    return {int(row[names.index("Iteration")]): dict(zip(names, row)) for row in rows}
+
+
+def pending_checkpoints(cfg, curve):
+    """[(iteration, checkpoint path)] not yet on the curve: the intermediate ones (with
+    eval_intermediate), then DIR's own checkpoint."""
+    out = Path(cfg["output"])
+    done = {p["iteration"] for p in curve["points"]}
+    found = {}
+    if cfg["eval_intermediate"] and (out / INT_MODELS).is_dir():
+        for index in (out / INT_MODELS).glob("agent0_int_model_*.ckpt.index"):
+            found[int(index.name.split("_")[-1].split(".")[0])] = out / INT_MODELS / index.name[:-len(".index")]
+    state = read_resume(out)
+    if state is not None:
+        found[int(state["iter"])] = out / MODEL_NAME
+    return [(it, path) for it, path in sorted(found.items()) if it not in done]
+
+
+def add_point(cfg, curve, iteration, model):
+    """Evaluates the checkpoint of `iteration` and appends its point (samples and wall hours from
+    the log row of that iteration, or the resume state for DIR's own checkpoint)."""
+    out = Path(cfg["output"])
+    row = log_rows_by_iter(out).get(iteration)
+    state = read_resume(out) if Path(model).name == MODEL_NAME else None
+    samples = int(state["total_sample_count"]) if state else int(row["Samples"])
+    hours = float(state["wall_time"]) if state else float(row["Wall_Time"])
+    print(f"evaluating iteration {iteration} ({samples:,} samples, {hours:.2f} h): {cfg['episodes']} episodes "
+          f"of {cfg['episode_time']} s...", flush=True)
+    ev = evaluate_checkpoint(cfg, model)
+    point = {"iteration": iteration, "samples": samples, "wall_hours": hours, "workers": cfg["num_workers"],
+             "cores": os.cpu_count(), "evaluation": ev, "criterion_met": criterion_met(cfg, ev),
+             "checkpoint": str(model), **provenance(out, ROOT)}
+    curve["points"].append(point)
+    curve["points"].sort(key=lambda p: p["iteration"])
+    if point["criterion_met"] and curve.get("reached") is None:
+        curve["reached"] = {k: point[k] for k in ("iteration", "samples", "wall_hours")}
+    print(format_point(point), flush=True)
+    save_curve(cfg, curve)
+
+
+def format_point(p):
+    ev = p["evaluation"]
+    err = ev.get("body_pos_err")
+    return (f"{p['samples']:>11,} samples {p['wall_hours']:6.2f} h | falls {ev['falls']}/{ev['episodes']} | "
+            f"length {ev['mean_length_s']:5.2f} s | reward/decision {ev['mean_reward']:.3f} | body pos "
+            + (f"{100 * err:.1f} cm" if err is not None else "-")
+            + f" | successes {ev.get('successes', '-')}" + (" | CRITERION MET" if p["criterion_met"] else ""))
+
+
+def save_curve(cfg, curve):
+    write_json(Path(cfg["output"]) / CURVE_NAME, curve)
+    if cfg.get("json"):
+        write_json(cfg["json"], curve)
+    if cfg.get("plot"):
+        plot_curves([curve], cfg["plot"])
+
+
+def plot_curves(curves, path):
+    """Reward per decision, mean episode length and body position error against samples, one line
+    per curve (its label), written atomically as a PNG. Samples on a log axis, so curves that end at
+    1M and at 10M both read (a point at 0 samples is left off the plot); the legend below."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    legend_height = 0.2 + 0.18 * ((len(curves) + 1) // 2)     # inches: two columns of labels
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6 + legend_height))
+    for curve in curves:
+        pts = [p for p in curve["points"] if p["samples"] > 0]
+        x = [p["samples"] / 1e6 for p in pts]
+        label = curve["config"].get("label") or Path(curve["config"]["arg_file"]).stem
+        axes[0].plot(x, [p["evaluation"]["mean_reward"] for p in pts], marker=".", label=label)
+        axes[1].plot(x, [p["evaluation"]["mean_length_s"] for p in pts], marker=".", label=label)
+        axes[2].plot(x, [100 * (p["evaluation"].get("body_pos_err") or float("nan")) for p in pts], marker=".",
+                     label=label)
+    cfg = curves[0]["config"]
+    axes[1].axhline(cfg["episode_time"], color="grey", lw=0.8, ls="--")
+    axes[2].axhline(100 * cfg["max_body_pos_err"], color="grey", lw=0.8, ls="--")
+    for ax, title in zip(axes, ("reward per decision", "test episode length (s)", "body position error (cm)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("samples (millions, log scale)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3, which="both")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, legend_height / fig.get_figheight(), 1, 1))
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=90, format="png")
+    plt.close(fig)
+
+
+def compare(paths, plot=None, budgets=()):
+    """Prints each curve's point nearest to each budget (within BUDGET_TOLERANCE) as a Markdown
+    table; plots the curves together."""
+    curves = []
+    for path in paths:
+        try:
+            curves.append(json.loads(Path(path).read_text()))
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"time_to_skill: {path}: {e}")
+    print("| curve | budget | samples | falls | length (s) | reward/decision | body pos (cm) |")
+    print("|---|---|---|---|---|---|---|")
+    for curve in curves:
+        label = curve["config"].get("label") or curve["config"]["arg_file"]
+        for budget in budgets or [max(p["samples"] for p in curve["points"])]:
+            near = [p for p in curve["points"] if abs(p["samples"] - budget) <= BUDGET_TOLERANCE * budget]
+            if not near:
+                continue
+            p = min(near, key=lambda q: abs(q["samples"] - budget))
+            ev = p["evaluation"]
+            err = ev.get("body_pos_err")
+            print(f"| {label} | {budget / 1e6:g}M | {p['samples']:,} | {ev['falls']}/{ev['episodes']} | "
+                  f"{ev['mean_length_s']:.2f} | {ev['mean_reward']:.3f} | "
+                  f"{'-' if err is None else f'{100 * err:.1f}'} |")
+    if plot:
+        plot_curves(curves, plot)
+
+
+def load_or_start(args):
+    out = Path(args.output)
+    curve_path = out / CURVE_NAME
+    cfg = {"arg_file": args.arg_file, "output": str(out), "num_workers": args.num_workers, "seed": args.seed,
+           "eval_seed": args.eval_seed, "eval_every": args.eval_every, "max_samples": args.max_samples,
+           "episodes": args.episodes, "episode_time": args.episode_time,
+           "max_body_pos_err": args.max_body_pos_err, "label": args.label, "json": args.json, "plot": args.plot,
+           "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip}
+    if curve_path.is_file():
+        if not args.resume:
+            raise SystemExit(f"time_to_skill: {curve_path} exists: pass --resume to go on with that run")
+        try:
+            curve = json.loads(curve_path.read_text())
+            saved = curve["config"]
+            curve["points"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"time_to_skill: {curve_path}: not a time_to_skill curve ({e})")
+        if saved["arg_file"] != args.arg_file:
+            raise SystemExit(f"time_to_skill: {curve_path} was trained with {saved['arg_file']}, not {args.arg_file}")
+        # what the evaluations mean stays as the run began; workers, budget and outputs may change
+        for key in ("eval_seed", "episodes", "episode_time", "max_body_pos_err", "seed", "train_args"):
+            cfg[key] = saved[key]
+        cfg["label"] = args.label or saved.get("label")
+        curve["config"] = cfg
+        return cfg, curve
+    if (out / f"{MODEL_NAME}.resume.npz").is_file() and not args.resume:
+        raise SystemExit(f"time_to_skill: {out} holds a training run: pass --resume to go on with it")
+    out.mkdir(parents=True, exist_ok=True)
+    return cfg, {"config": cfg, "points": [], "reached": None}
+
+
+def ship(cfg, curve, dest, args_dir):
+    """Writes the skill's package from the checkpoint of the point that met the criterion."""
+    point = next(p for p in curve["points"] if p["iteration"] == curve["reached"]["iteration"])
+    checkpoint = point.get("checkpoint") or str(Path(cfg["output"]) / MODEL_NAME)
+    path = write_package(cfg["clip"], cfg["output"], point, checkpoint, cfg, dest, args_dir, ROOT)
+    print(f"shipped: {path} (watch it: DeepMimic.py --arg_file {Path(args_dir) / run_args_name(cfg['clip'])})",
+          flush=True)
+
+
+def run(cfg, curve, train_fn=train_chunk):
+    """Evaluates what is pending, then trains and evaluates round by round until the criterion or
+    the budget; returns the curve."""
+    out = Path(cfg["output"])
+    while True:
+        for iteration, model in pending_checkpoints(cfg, curve):
+            add_point(cfg, curve, iteration, model)
+        if curve.get("reached"):
+            r = curve["reached"]
+            print(f"criterion met at {r['samples']:,} samples, {r['wall_hours']:.2f} h of training", flush=True)
+            return curve
+        state = read_resume(out)
+        samples = int(state["total_sample_count"]) if state else 0
+        if samples >= cfg["max_samples"]:
+            print(f"budget of {int(cfg['max_samples']):,} samples reached without the criterion", flush=True)
+            return curve
+        every = cfg["eval_every"]
+        target = min((samples // every + 1) * every, cfg["max_samples"])
+        code = train_fn(cfg, target)
+        if code != 0:
+            if code in (128 + signal.SIGINT, 128 + signal.SIGTERM, -signal.SIGTERM, -signal.SIGINT):
+                raise Interrupted("training stopped by a signal; rerun with --resume to go on")
+            raise SystemExit(f"time_to_skill: training failed (exit code {code}); see {out}/train_stdout.txt")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--clip", choices=SKILL_CLIPS,
+                   help="a skill with the project's recipe: its args file, output/skills/CLIP, resume and ship")
+    p.add_argument("--arg_file", help="the training's args file (with --clip: the clip's recipe file)")
+    p.add_argument("--output", help="run folder (training output and the curve); with --clip: output/skills/CLIP")
+    p.add_argument("--resume", action="store_true", help="go on with the run in --output (with --clip: always)")
+    p.add_argument("--ship", action="store_true", help="at the criterion, ship the policy (with --clip: always)")
+    p.add_argument("--ship_dir", default="data/policies", help="where the shipped policy's folder goes")
+    p.add_argument("--ship_args_dir", default="args", help="where its run_ args file goes")
+    p.add_argument("--num_workers", type=int, default=2)
+    p.add_argument("--eval_every", type=float, default=250000, help="samples between evaluations")
+    p.add_argument("--max_samples", type=float, default=10e6)
+    p.add_argument("--episodes", type=int, default=8)
+    p.add_argument("--episode_time", type=float, default=20.0)
+    p.add_argument("--max_body_pos_err", type=float, default=0.08, help="criterion: body position error (m)")
+    p.add_argument("--seed", type=int, default=1, help="training seed (offset by the iteration at each round)")
+    p.add_argument("--eval_seed", type=int, default=1000)
+    p.add_argument("--label", help="the curve's name in plots")
+    p.add_argument("--json", help="a copy of the curve (e.g. docs/bench/...json)")
+    p.add_argument("--plot", help="PNG of the curve")
+    p.add_argument("--eval_intermediate", action="store_true",
+                   help="also evaluate the intermediate checkpoints not on the curve")
+    p.add_argument("--train_args", nargs=argparse.REMAINDER, default=[],
+                   help="arguments passed on to training and evaluation (last on the line)")
+    args = p.parse_args(argv)
+    if args.clip:
+        args.arg_file = args.arg_file or clip_arg_file(args.clip)
+        args.output = args.output or str(ROOT / "output" / "skills" / args.clip)
+        args.resume = args.resume or (Path(args.output) / CURVE_NAME).is_file()
+        args.ship = True
+    elif args.ship:
+        p.error("--ship needs --clip (the skill's name)")
+    if not args.arg_file or not args.output:
+        p.error("--arg_file and --output are required without --clip")
+    if args.eval_every <= 0 or args.max_samples <= 0 or args.episodes < 1 or args.episode_time <= 0:
+        p.error("--eval_every, --max_samples, --episodes and --episode_time must be > 0")
+    if args.num_workers < 1:
+        p.error("--num_workers must be >= 1")
+    if not (ROOT / args.arg_file).is_file() and not Path(args.arg_file).is_file():
+        p.error(f"--arg_file {args.arg_file}: no such file")
+    return args
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--worker"]:
+        print(RESULT_PREFIX + json.dumps(eval_worker(json.loads(argv[1]))), flush=True)
+        return 0
+    if argv[:1] == ["--compare"]:
+        p = argparse.ArgumentParser(prog="time_to_skill --compare")
+        p.add_argument("--compare", nargs="+", required=True)
+        p.add_argument("--plot")
+        p.add_argument("--at", nargs="*", type=float, default=[])
+        opts = p.parse_args(argv)
+        compare(opts.compare, opts.plot, opts.at)
+        return 0
+    args = parse_args(argv)
+    cfg, curve = load_or_start(args)
+    ship_dir, ship_args_dir = (ROOT / args.ship_dir, ROOT / args.ship_args_dir)
+    try:
+        if args.ship and not curve.get("shipped"):
+            check_free(args.clip, ship_dir, ship_args_dir)
+        run(cfg, curve)
+        if args.ship and curve.get("reached") and not curve.get("shipped"):
+            ship(cfg, curve, ship_dir, ship_args_dir)
+            curve["shipped"] = True
+            save_curve(cfg, curve)
+    except ValueError as e:
+        raise SystemExit(f"time_to_skill: {e}")
+    except (Interrupted, KeyboardInterrupt) as e:
+        print(f"time_to_skill: stopped ({e or 'Ctrl-C'}); {len(curve['points'])} points kept in "
+              f"{Path(cfg['output']) / CURVE_NAME}; rerun with --resume to go on", flush=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""app/skill_training.py and app/skill_package.py: the per-episode skill criterion, the provenance
+every curve point records, and the skill command end to end on a tiny budget (train, evaluate,
+meet a loose criterion, ship, play the shipped policy, rerun without retraining)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.skill_package import args_sha256, git_commit, provenance, read_run_args
+from app.skill_training import criterion_met, episode_successes
+
+ROOT = Path(__file__).resolve().parents[1]
+CFG = {"episode_time": 20.0, "max_body_pos_err": 0.08}
+
+
+def evaluation(errs, lengths=None, falls=0, reward=0.8):
+    lengths = lengths or [20.0] * len(errs)
+    return {"episodes": len(errs), "falls": falls, "lengths_s": lengths, "body_pos_errs": errs,
+            "body_pos_err": sum(errs) / len(errs), "mean_reward": reward}
+
+
+def test_criterion_gates_each_episode_not_the_mean():
+    assert criterion_met(CFG, evaluation([0.05] * 8))
+    one_far = evaluation([0.05] * 7 + [0.097])                  # mean 0.056 cm: under the bound
+    assert one_far["body_pos_err"] <= 0.08
+    assert episode_successes(CFG, one_far) == [True] * 7 + [False]
+    assert not criterion_met(CFG, one_far)
+    assert criterion_met(CFG, evaluation([0.08] * 8))            # at the bound: a success
+    assert not criterion_met(CFG, evaluation([0.05] * 8, lengths=[20.0] * 7 + [12.0]))   # cut short
+    assert not criterion_met(CFG, evaluation([0.05] * 8, lengths=[20.0] * 7 + [12.0], falls=1))
+    assert criterion_met(CFG, evaluation([0.05] * 8, reward=0.3))    # the reward is reported, not gated on
+
+
+def test_criterion_needs_every_episode_evaluated():
+    ev = evaluation([0.05] * 8)
+    assert not criterion_met(CFG, {**ev, "episodes": 9})
+    assert not criterion_met(CFG, {**ev, "body_pos_errs": None})    # no tracking: nothing to judge by
+
+
+def write_run(run_dir, seed=1, samples=1000, stepsize=1e-5, motion="humanoid3d_walk.txt"):
+    run_dir.mkdir(parents=True, exist_ok=True)
+    agent = json.loads((ROOT / "data/agents/ct_agent_humanoid_ppo_fast.txt").read_text())
+    agent["ActorStepsize"] = stepsize
+    (run_dir / "my_agent.txt").write_text(json.dumps(agent))
+    (run_dir / "args.txt").write_text(
+        f"--max_samples {samples}\n--rand_seed {seed}\n--output_path {run_dir}\n--resume true\n"
+        f"--scene imitate\n--motion_file data/motions/{motion}\n--agent_files /elsewhere/my_agent.txt\n")
+    return run_dir
+
+
+def test_args_hash_names_the_experiment_not_the_chunk(tmp_path):
+    def digest(**kw):
+        run = write_run(tmp_path / json.dumps(kw).replace('"', "").replace(" ", ""), **kw)
+        return provenance(run)["args_sha256"]
+
+    base = digest()
+    assert digest(seed=8, samples=250000) == base                 # another chunk of the same run
+    assert digest(stepsize=2e-5) != base                          # the agent file's copy is hashed
+    assert digest(motion="humanoid3d_run.txt") != base
+    run_args = read_run_args(write_run(tmp_path / "x"))
+    assert ("scene", ["imitate"]) in run_args and args_sha256(run_args, []) != args_sha256(run_args, ["{}"])
+
+
+def test_commit_is_the_checkouts():
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert git_commit(ROOT)["commit"] == head
+    assert git_commit("/")["commit"] is None
+
+
+def tiny_agent(path):
+    agent = json.loads((ROOT / "data/agents/ct_agent_humanoid_ppo_fast.txt").read_text())
+    agent.update(BatchSize=256, MiniBatchSize=64, Epochs=1, OutputIters=1, IntOutputIters=1000, TestEpisodes=0,
+                 ReplayBufferSize=5000)
+    path.write_text(json.dumps(agent))
+    return path
+
+
+def skill_cmd(tmp_path):
+    return [sys.executable, "scripts/train_skill.py", "--clip", "walk", "--output", str(tmp_path / "run"),
+            "--ship_dir", str(tmp_path / "policies"), "--ship_args_dir", str(tmp_path / "args"),
+            "--num_workers", "1", "--eval_every", "300", "--max_samples", "1200", "--episodes", "2",
+            "--episode_time", "0.4", "--max_body_pos_err", "10",
+            "--train_args", "--agent_files", str(tiny_agent(tmp_path / "tiny_agent.txt"))]
+
+
+def test_skill_command_trains_ships_and_goes_on(tmp_path):
+    """A loose criterion (0.4 s episodes, 10 m) that the first checkpoint meets: the command
+    trains one round, evaluates, ships, and the shipped policy plays; the same command again
+    trains nothing more."""
+    first = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert "shipped:" in first.stdout
+    curve = json.loads((tmp_path / "run/time_to_skill.json").read_text())
+    point = curve["points"][-1]
+    assert curve["reached"]["iteration"] == point["iteration"] and curve["shipped"]
+    package = tmp_path / "policies/humanoid3d_walk_trained"
+    meta = json.loads((package / "metadata.json").read_text())
+    assert meta["clip"] == "walk" and meta["samples"] == point["samples"] >= 256
+    assert meta["commit"] == git_commit(ROOT)["commit"] and len(meta["args_sha256"]) == 64
+    assert meta["args_sha256"] == point["args_sha256"]
+    assert meta["evaluation"]["lengths_s"] == point["evaluation"]["lengths_s"]
+    assert meta["criterion"] == {"episodes": 2, "episode_time": 0.4, "max_body_pos_err": 10.0, "eval_seed": 1000}
+    assert meta["agent_files"]["tiny_agent.txt"]["BatchSize"] == 256
+    assert "--motion_file data/motions/humanoid3d_walk.txt" in meta["args"]
+    assert sorted(p.name for p in package.iterdir()) == [
+        "agent0_model.ckpt.data-00000-of-00001", "agent0_model.ckpt.index", "metadata.json", "tiny_agent.txt"]
+
+    run_args = tmp_path / "args/run_humanoid3d_walk_trained_args.txt"
+    text = run_args.read_text()
+    assert "--train_agents false" in text and f"--model_files {package}/agent0_model.ckpt" in text
+    assert "--output_path" not in text and "--rand_seed" not in text
+    played = subprocess.run([sys.executable, "DeepMimic.py", "--arg_file", str(run_args), "--headless",
+                             "--episodes", "1", "--time_lim_min", "0.4", "--time_lim_max", "0.4"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert played.returncode == 0, played.stderr[-2000:]
+    assert "episode 0:" in played.stdout
+
+    log_before = (tmp_path / "run/train_stdout.txt").read_text()
+    again = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "criterion met" in again.stdout and "training to" not in again.stdout
+    assert (tmp_path / "run/train_stdout.txt").read_text() == log_before
+
+
+def test_shipping_over_a_package_is_refused_before_training(tmp_path):
+    (tmp_path / "policies/humanoid3d_walk_trained").mkdir(parents=True)
+    result = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "humanoid3d_walk_trained exists" in result.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "run/train_stdout.txt").exists()
