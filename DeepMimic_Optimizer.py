@@ -4,11 +4,12 @@ until every training agent reaches --max_samples samples or --max_iters iteratio
     python DeepMimic_Optimizer.py --arg_file args/train_humanoid3d_walk_args.txt [--max_samples N]
         [--max_iters N] [--resume true]
 
-Rank 0 copies the resolved arguments (output_path/args.txt) and the agent files into
-output_path, prints a progress line per iteration, and writes the final checkpoint and resume
-state when the run stops. SIGINT (Ctrl-C) or SIGTERM stops it after the current iteration with
-that checkpoint (exit status 130 / 143; util/stop_request.py). Use mpi_run.py --num_workers N for
-several ranks.
+Rank 0 holds output_path/train.lock while it runs (a second run on the folder stops with one line
+naming the PID: util/output_lock.py), copies the resolved arguments (output_path/args.txt) and the
+agent files into output_path, prints a progress line per iteration, and writes the final
+checkpoint and resume state when the run stops. SIGINT (Ctrl-C) or SIGTERM stops it after the
+current iteration with that checkpoint (exit status 130 / 143; util/stop_request.py). Use
+mpi_run.py --num_workers N for several ranks.
 """
 import os
 import sys
@@ -27,6 +28,7 @@ from util.arg_parser import load_args  # noqa: E402
 from util.atomic_write import write_text  # noqa: E402
 from util.entry_keys import warn_unused_args  # noqa: E402
 from util.logger import Logger  # noqa: E402
+from util.output_lock import lock_output_path  # noqa: E402
 from util.paths import resolve_data_path  # noqa: E402
 from util.stop_request import StopRequest, exit_status  # noqa: E402
 
@@ -130,11 +132,14 @@ def train(world, max_samples=float("inf"), max_iters=float("inf"), stop=None):
 def main(argv=None):
     arg_parser = load_args(sys.argv[1:] if argv is None else argv)
     Logger.print(f"DeepMimic optimizer: {mpi_util.size()} worker(s)")
+    output_path = arg_parser.parse_string("output_path")
     if mpi_util.is_root():
         check_output_paths(arg_parser)
+        if output_path:
+            lock_output_path(output_path)     # before a resume reads the folder
     world = build_world(arg_parser, enable_draw=False)
     warn_unused_args(arg_parser)
-    copy_run_inputs(arg_parser, arg_parser.parse_string("output_path"))
+    copy_run_inputs(arg_parser, output_path)
     stop = StopRequest()
     stop.install()
     try:

@@ -114,13 +114,18 @@ def checkpoint_iter(out):
 
 
 def read_resume(out):
-    import numpy as np
+    """DIR's resume state (iteration, samples, wall hours) and "model": the checkpoint saved with
+    it (learning/resume_state.py: the previous one when a save was cut short); None when none."""
+    from learning.checkpoint import CheckpointError
+    from learning.resume_state import paired_checkpoint
 
-    path = Path(out) / f"{MODEL_NAME}.resume.npz"
-    if not path.is_file():
+    if not (Path(out) / f"{MODEL_NAME}.resume.npz").is_file():
         return None
-    with np.load(path) as data:
-        return {k: float(data[k]) for k in ("iter", "total_sample_count", "wall_time")}
+    try:
+        model, state = paired_checkpoint(Path(out) / MODEL_NAME)
+    except CheckpointError as e:
+        raise SystemExit(f"time_to_skill: {e}")
+    return {"model": model, **{k: float(state[k]) for k in ("iter", "total_sample_count", "wall_time")}}
 
 
 # ---- evaluation ------------------------------------------------------------------------------
@@ -188,7 +193,7 @@ def pending_checkpoints(cfg, curve):
             found[int(index.name.split("_")[-1].split(".")[0])] = out / INT_MODELS / index.name[:-len(".index")]
     state = read_resume(out)
     if state is not None:
-        found[int(state["iter"])] = out / MODEL_NAME
+        found[int(state["iter"])] = Path(state["model"])
     return [(it, path) for it, path in sorted(found.items()) if it not in done]
 
 
@@ -197,7 +202,8 @@ def add_point(cfg, curve, iteration, model):
     the log row of that iteration, or the resume state for DIR's own checkpoint)."""
     out = Path(cfg["output"])
     row = log_rows_by_iter(out).get(iteration)
-    state = read_resume(out) if Path(model).name == MODEL_NAME else None
+    state = read_resume(out)
+    state = state if state and Path(state["model"]) == Path(model) else None
     samples = int(state["total_sample_count"]) if state else int(row["Samples"])
     hours = float(state["wall_time"]) if state else float(row["Wall_Time"])
     print(f"evaluating iteration {iteration} ({samples:,} samples, {hours:.2f} h): {cfg['episodes']} episodes "

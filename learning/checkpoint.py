@@ -23,7 +23,7 @@ port restore the same values and train on with their own critic-loss scale. The 
 exact only to float32 rounding (an ulp); `LEGACY_INEXACT` names the variables concerned.
 
 Beside a checkpoint, `<prefix>.resume.npz` holds what a resumed run needs that DeepMimic never
-saved: optimiser slots, iteration, sample count, exploration parameters, exact normaliser sums.
+saved (learning/resume_state.py: the pair written and read so that they always belong together).
 """
 import os
 import tempfile
@@ -32,12 +32,10 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from util.atomic_write import write_with
 from util.paths import resolve_data_path
 
 DATA_SUFFIX = ".data-00000-of-00001"
 INDEX_SUFFIX = ".index"
-RESUME_SUFFIX = ".resume.npz"
 PREV_TAG = ".prev"          # the previous checkpoint, kept while a new one replaces it
 
 LEGACY_MEAN_LAYER = "agent/main/actor/dense"
@@ -95,11 +93,12 @@ def _fsync(path):
         os.close(fd)
 
 
-def write_checkpoint(prefix, tensors):
+def write_checkpoint(prefix, tensors, keep_previous=False):
     """Writes {name: array} as a TF1 checkpoint: both files to temporary names (synced), then
     renamed over the old pair, data then index. While the two renames happen the old pair stays
     readable as `<prefix>.prev.*` (hard links), which read_checkpoint falls back to, so a run
-    killed at any point leaves a readable checkpoint."""
+    killed at any point leaves a readable checkpoint. With keep_previous the old pair stays there
+    after the write (the caller removes it: remove_checkpoint(prefix + PREV_TAG))."""
     prefix = Path(prefix)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     names = sorted(tensors)
@@ -119,8 +118,15 @@ def write_checkpoint(prefix, tensors):
         for suffix in suffixes:
             os.replace(tmp_prefix + suffix, str(prefix) + suffix)
         _fsync(prefix.parent)
-        for suffix in kept:
-            os.remove(prev + suffix)
+    if not keep_previous:
+        remove_checkpoint(prev)
+
+
+def remove_checkpoint(prefix):
+    """Removes a checkpoint's files (those there are)."""
+    for suffix in (DATA_SUFFIX, INDEX_SUFFIX):
+        if os.path.lexists(str(prefix) + suffix):
+            os.remove(str(prefix) + suffix)
 
 
 def is_legacy_layout(tensors):
@@ -209,16 +215,3 @@ def load_normalizer(norm, scope, tensors, source, mean_sq=None):
     std = checked_tensor(tensors, f"{scope}/std", (norm.size,), source)
     count = checked_tensor(tensors, f"{scope}/count", (1,), source)
     norm.load(int(count[0]), mean.astype(np.float64), std.astype(np.float64), mean_sq)
-
-
-def write_resume_state(prefix, state):
-    """Writes {key: number or array} to `<prefix>.resume.npz` atomically."""
-    write_with(str(prefix) + RESUME_SUFFIX, lambda f: np.savez(f, **state))
-
-
-def read_resume_state(prefix):
-    path = str(prefix) + RESUME_SUFFIX
-    if not os.path.isfile(path):
-        raise CheckpointError(f"no resume state {path} beside the checkpoint {prefix}")
-    with np.load(path) as data:
-        return {k: data[k] for k in data.files}

@@ -7,9 +7,10 @@ against the env). app/rollout.py steps it (update_world); app/build.py builds it
 import os
 
 from env.env import Mode
-from learning import agent_builder, checkpoint
+from learning import agent_builder
 from learning.configs.config import ConfigError
 from learning.demos import load_demos_for
+from learning.resume_state import paired_checkpoint
 from util.logger import Logger
 
 
@@ -52,9 +53,9 @@ class RLWorld:
             agent.logger.configure_tensorboard(os.path.join(self.output_path, "tensorboard", f"agent{id}"))
         Logger.print(str(agent))
         if self.resume:
-            prefix = agent.get_output_path()
-            agent.load_model(prefix)
-            agent.load_resume_state(checkpoint.read_resume_state(prefix))
+            model, state = paired_checkpoint(agent.get_output_path())
+            agent.load_model(model)
+            agent.load_resume_state(state)
         elif model_file != "none":
             agent.load_model(model_file)
         return agent

@@ -9,7 +9,8 @@ import tensorflow as tf
 from app.rollout import update_world
 from learning.agent_builder import load_agent_config
 from learning.agents.gail_agent import GAILAgent
-from learning.checkpoint import read_checkpoint, read_resume_state
+from learning.checkpoint import read_checkpoint
+from learning.resume_state import read_resume_state
 from learning.configs.config import ConfigError
 from learning.disc_losses import disc_reward, gail_disc_loss
 from learning.rl_world import RLWorld

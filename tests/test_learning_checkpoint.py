@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from learning import checkpoint
 from learning.checkpoint import CheckpointError
+from learning.resume_state import read_resume_state
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads
 from tests.toy_env import PointMassEnv, ShapedEnv, register_small_net, toy_args, write_agent_file
@@ -109,18 +110,17 @@ def test_resume_state_round_trip(tmp_path):
     src = make_agent(tmp_path)
     src.iter, src.total_sample_count, src.replay_buffer_initialized = 12, 3456, True
     src.actor_solver.update([np.ones(v.shape, np.float32) for v in src.model.actor_vars])
-    src.save_model(str(tmp_path / "m.ckpt"))
-    src.save_resume_state(str(tmp_path / "m.ckpt"))
+    src.save_model_and_resume_state(str(tmp_path / "m.ckpt"))
     dst = make_agent(tmp_path, name="b.txt")
     dst.load_model(str(tmp_path / "m.ckpt"))
-    dst.load_resume_state(checkpoint.read_resume_state(tmp_path / "m.ckpt"))
+    dst.load_resume_state(read_resume_state(tmp_path / "m.ckpt"))
     assert (dst.iter, dst.total_sample_count, dst.replay_buffer_initialized) == (12, 3456, True)
     assert dst.actor_solver.iter == 1
     for a, b in zip(src.actor_solver.slots, dst.actor_solver.slots):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert dst.env.sample_count == 3456
     with pytest.raises(CheckpointError, match="no resume state"):
-        checkpoint.read_resume_state(tmp_path / "other.ckpt")
+        read_resume_state(tmp_path / "other.ckpt")
 
 
 @pytest.mark.parametrize("skill", ["walk", "walk_COMenabled", "backflip", "jump", "spinkick"])

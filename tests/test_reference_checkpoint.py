@@ -15,6 +15,7 @@ import pytest
 
 from env.deepmimic_env import DeepMimicEnv
 from learning import checkpoint
+from learning.resume_state import read_resume_state
 from learning.rl_world import RLWorld
 from tests.oracle import run_oracle
 from learning.tf_util import limit_tf_threads
@@ -156,8 +157,8 @@ def test_2018_round_trip_ours_to_ours(saved_2018, tmp_path):
     for x, y in zip(ours(dst, states), saved_2018["ours"]):
         np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6 * np.abs(y).max())
     # a resumed run gets the critic's last layer exactly back from the resume state
-    src.save_resume_state(str(tmp_path / "m.ckpt"))
-    dst.load_resume_state(checkpoint.read_resume_state(tmp_path / "m.ckpt"))
+    src.save_model_and_resume_state(str(tmp_path / "m.ckpt"))
+    dst.load_resume_state(read_resume_state(tmp_path / "m.ckpt"))
     for name in checkpoint.LEGACY_INEXACT:
         np.testing.assert_array_equal(dst.model.variables[name].numpy(), src.model.variables[name].numpy())
 

@@ -10,6 +10,7 @@ import pytest
 
 from app.skill_package import args_sha256, git_commit, provenance, read_run_args
 from app.skill_training import criterion_met, episode_successes
+from tests.test_time_to_skill import tiny_agent
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = {"episode_time": 20.0, "max_body_pos_err": 0.08}
@@ -67,14 +68,6 @@ def test_commit_is_the_checkouts():
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert git_commit(ROOT)["commit"] == head
     assert git_commit("/")["commit"] is None
-
-
-def tiny_agent(path):
-    agent = json.loads((ROOT / "data/agents/ct_agent_humanoid_ppo_fast.txt").read_text())
-    agent.update(BatchSize=256, MiniBatchSize=64, Epochs=1, OutputIters=1, IntOutputIters=1000, TestEpisodes=0,
-                 ReplayBufferSize=5000)
-    path.write_text(json.dumps(agent))
-    return path
 
 
 def skill_cmd(tmp_path):

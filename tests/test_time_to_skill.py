@@ -1,5 +1,8 @@
-"""tests/bench/time_to_skill.py: the criterion, and a run killed (SIGKILL) mid-run and resumed:
-the curve goes on without a gap or a repeat (tiny budgets: a 256-sample batch, 1 s episodes)."""
+"""The time-to-skill loop (app/skill_training.py, run by tests/bench/time_to_skill.py): a run killed at chosen points (in training,
+between a save's checkpoint and resume state, in an evaluation) and resumed, with a stand-in
+trainer and evaluation: the curve goes on without a gap or a repeat and every point evaluates the
+checkpoint of its iteration; and (slow) a real run killed by SIGKILL mid-run and resumed (tiny
+budgets: a 256-sample batch, 1 s episodes)."""
 import json
 import os
 import signal
@@ -8,13 +11,18 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from app.skill_training import CURVE_NAME, parse_args
+import app.skill_training as time_to_skill
+from app.skill_training import CURVE_NAME, MODEL_NAME, load_or_start, parse_args, run
+from learning import checkpoint, resume_state
+from learning.resume_state import paired_checkpoint, write_checkpoint_and_resume_state
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST_ARGS = "args/train_humanoid3d_walk_fast_args.txt"
 EVERY = 400
+MAX_SAMPLES = 1700
 
 
 def tiny_agent(path):
@@ -27,7 +35,7 @@ def tiny_agent(path):
 
 def bench_cmd(out, agent, *extra):
     return [sys.executable, "-m", "tests.bench.time_to_skill", "--arg_file", FAST_ARGS, "--output", str(out),
-            "--num_workers", "1", "--eval_every", str(EVERY), "--max_samples", "1700", "--episodes", "1",
+            "--num_workers", "1", "--eval_every", str(EVERY), "--max_samples", str(MAX_SAMPLES), "--episodes", "1",
             "--episode_time", "0.5", *extra, "--train_args", "--agent_files", str(agent)]
 
 
@@ -37,6 +45,115 @@ def test_bad_arguments_are_one_line(capsys):
     assert "--arg_file args/nope.txt: no such file" in capsys.readouterr().err
 
 
+class Killed(BaseException):
+    """The benchmark and its training died here (SIGKILL: nothing runs after it)."""
+
+
+class KillAt:
+    """Raises Killed at the `at`-th call (1-based) of `kill`, once."""
+
+    def __init__(self, at=0):
+        self.at, self.calls = at, 0
+
+    def kill(self):
+        self.calls += 1
+        if self.calls == self.at:
+            raise Killed
+
+
+BATCH, OUTPUT_ITERS = 128, 2
+
+
+class FakeTrainer:
+    """Stands for mpi_run.py + DeepMimic_Optimizer.py as train_fn: resumes from DIR's pair as
+    RLWorld does, runs iterations of BATCH samples, saves the pair every OUTPUT_ITERS iterations
+    and at the end (the model's one tensor is its iteration); `iteration_kill` is called after
+    every iteration."""
+
+    def __init__(self, iteration_kill=None):
+        self.iteration_kill = iteration_kill or KillAt()
+
+    def __call__(self, cfg, target):
+        prefix = Path(cfg["output"]) / MODEL_NAME
+        prefix.parent.mkdir(parents=True, exist_ok=True)
+        (prefix.parent / "args.txt").write_text(f"--max_samples {target}\n--scene imitate\n")
+        it = samples = 0
+        if Path(f"{prefix}.resume.npz").is_file():
+            model, state = paired_checkpoint(prefix)
+            it, samples = int(state["iter"]), int(state["total_sample_count"])
+            assert int(checkpoint.read_checkpoint(model)["iter"][0]) == it
+        while samples < target:
+            it, samples = it + 1, samples + BATCH
+            self.iteration_kill.kill()
+            if it % OUTPUT_ITERS == 0 or samples >= target:
+                write_checkpoint_and_resume_state(prefix, {"iter": np.array([it], np.int32)},
+                                                  {"iter": it, "total_sample_count": samples, "wall_time": it / 1e3})
+        return 0
+
+
+def fake_evaluation(evaluation_kill):
+    """Stands for evaluate_checkpoint: the evaluation records the iteration of the model it read."""
+    def evaluate(cfg, model):
+        evaluation_kill.kill()
+        return {"falls": 1, "episodes": 1, "mean_length_s": 0.3, "lengths_s": [0.3], "mean_reward": 0.5,
+                "body_pos_err": 0.2, "model_iter": int(checkpoint.read_checkpoint(model)["iter"][0])}
+    return evaluate
+
+
+def bench_args(out, *extra):
+    return parse_args(["--arg_file", FAST_ARGS, "--output", str(out), "--num_workers", "1", "--eval_every",
+                       str(EVERY), "--max_samples", str(MAX_SAMPLES), "--episodes", "1", "--episode_time", "0.5",
+                       *extra])
+
+
+def assert_curve_without_gap_or_repeat(points, batch):
+    iters = [p["iteration"] for p in points]
+    samples = [p["samples"] for p in points]
+    assert iters == sorted(set(iters))                                          # no repeat
+    assert samples == sorted(samples) and samples[-1] >= MAX_SAMPLES
+    assert all(b - a <= EVERY + batch for a, b in zip(samples, samples[1:]))   # no gap (one batch of slack)
+    assert samples[0] <= EVERY + batch
+
+
+@pytest.mark.parametrize("where, at", [("training", 6), ("resume_state", 3), ("resume_state", 4), ("evaluation", 3)])
+def test_a_run_killed_and_resumed_evaluates_each_iterations_checkpoint_once(tmp_path, monkeypatch, where, at):
+    """Killed at the `at`-th iteration of training, write of a resume state (the checkpoint of that
+    save is written: the 3rd save is one every OUTPUT_ITERS, the 4th the end of a round) or
+    evaluation; then rerun: without --resume it refuses, with it the curve goes on."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(time_to_skill, "criterion_met", lambda cfg, ev: False)
+    kills = {name: KillAt(at if name == where else 0) for name in ("training", "resume_state", "evaluation")}
+    write_state = resume_state.write_resume_state
+
+    def killable_write(prefix, state):
+        kills["resume_state"].kill()
+        write_state(prefix, state)
+    monkeypatch.setattr(resume_state, "write_resume_state", killable_write)
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(kills["evaluation"]))
+    with pytest.raises(Killed):
+        run(*load_or_start(bench_args(out)), train_fn=FakeTrainer(kills["training"]))
+    before = json.loads((out / CURVE_NAME).read_text())["points"]
+    assert before
+
+    with pytest.raises(SystemExit, match="pass --resume"):
+        load_or_start(bench_args(out))
+    curve = run(*load_or_start(bench_args(out, "--resume")), train_fn=FakeTrainer())
+    points = json.loads((out / CURVE_NAME).read_text())["points"]
+    assert points == curve["points"] and points[:len(before)] == before        # kept as they were
+    assert_curve_without_gap_or_repeat(points, BATCH)
+    assert [p["evaluation"]["model_iter"] for p in points] == [p["iteration"] for p in points]
+
+
+def test_a_checkpoint_not_paired_with_the_resume_state_stops_the_benchmark_in_one_line(tmp_path):
+    out = tmp_path / "run"
+    FakeTrainer()({"output": str(out)}, 2 * BATCH)
+    checkpoint.write_checkpoint(out / MODEL_NAME, {"iter": np.array([9], np.int32)})    # saved over the pair
+    with pytest.raises(SystemExit, match=f"^time_to_skill: {out}/{MODEL_NAME} is not the checkpoint saved with "
+                                         f"the resume state {out}/{MODEL_NAME}.resume.npz \\(iteration 2\\)"):
+        run(*load_or_start(bench_args(out, "--resume")), train_fn=FakeTrainer())
+
+
+@pytest.mark.slow
 def test_killed_run_resumes_without_gap_or_repeat(tmp_path):
     out, agent = tmp_path / "run", tiny_agent(tmp_path / "agent.txt")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -62,13 +179,8 @@ def test_killed_run_resumes_without_gap_or_repeat(tmp_path):
                              timeout=300)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     points = json.loads(curve_path.read_text())["points"]
-    iters = [p["iteration"] for p in points]
-    samples = [p["samples"] for p in points]
     assert points[:len(before)] == before                                       # kept as they were
-    assert iters == sorted(set(iters))                                          # no repeat
-    assert samples == sorted(samples) and samples[-1] >= 1700
-    assert all(b - a <= EVERY + 300 for a, b in zip(samples, samples[1:]))     # no gap (one batch of slack)
-    assert samples[0] <= EVERY + 300
+    assert_curve_without_gap_or_repeat(points, 300)
 
 
 def test_compare_picks_each_curves_point_nearest_the_budget(tmp_path, capsys):

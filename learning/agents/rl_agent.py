@@ -394,10 +394,13 @@ class RLAgent:
     def save_outputs(self):
         """Rank 0 with an output path: the model checkpoint plus its resume state."""
         if self._enable_output():
-            self.save_model(self.get_output_path())
-            self.save_resume_state(self.get_output_path())
+            self.save_model_and_resume_state(self.get_output_path())
 
     def save_model(self, path):
+        raise NotImplementedError
+
+    def save_model_and_resume_state(self, path):
+        """The checkpoint and the resume state that goes with it (learning/resume_state.py)."""
         raise NotImplementedError
 
     def load_model(self, path):

@@ -14,6 +14,7 @@ is stored un-folded by val_norm, exact to an ulp only, so the resume state keeps
 """
 from learning import checkpoint
 from learning.agents.rl_agent import RLAgent
+from learning.resume_state import write_checkpoint_and_resume_state
 from util.logger import Logger
 
 RESOURCE_SCOPE = "agent/resource"
@@ -87,6 +88,10 @@ class TFAgent(RLAgent):
         checkpoint.write_checkpoint(path, self.checkpoint_tensors())
         Logger.print(f"Model saved to: {path}")
 
+    def save_model_and_resume_state(self, path):
+        write_checkpoint_and_resume_state(path, self.checkpoint_tensors(), self.resume_state())
+        Logger.print(f"Model saved to: {path}")
+
     def load_model(self, path):
         """Loads our checkpoints and the 2018-layout ones of the pybullet wheel (same on all ranks)."""
         prefix = checkpoint.resolve_checkpoint(path)
@@ -99,9 +104,6 @@ class TFAgent(RLAgent):
         Logger.print(f"Model loaded from: {prefix}")
 
     # ---- resume ----
-    def save_resume_state(self, path):
-        checkpoint.write_resume_state(path, self.resume_state())
-
     def resume_state(self):
         state = super().resume_state()
         if self.checkpoint_layout() == "2018":
