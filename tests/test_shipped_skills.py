@@ -1,0 +1,51 @@
+"""The skills this project trained and ships (data/policies/*_trained/): each has its metadata
+(app/skill_package.py) and a run_ args file that plays its checkpoint; (slow) each plays one
+test episode of 20 s without a fall and within the body position bound it was shipped under."""
+import json
+from pathlib import Path
+
+import pytest
+
+from app.skill_package import METADATA_NAME, MODEL_NAME, run_args_name
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = sorted(p for p in (ROOT / "data/policies").glob("*_trained") if p.is_dir())
+METADATA_KEYS = {"clip", "checkpoint", "commit", "args_sha256", "seed", "workers", "samples", "iteration",
+                 "training_hours", "evaluation", "criterion", "args", "agent_files"}
+
+
+def test_there_are_shipped_skills():
+    assert [p.name for p in PACKAGES if p.name == "humanoid3d_walk_trained"]
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_each_shipped_skill_has_its_metadata_and_run_file(package):
+    meta = json.loads((package / METADATA_NAME).read_text())
+    assert METADATA_KEYS <= meta.keys()
+    assert package.name == f"humanoid3d_{meta['clip']}_trained"
+    assert (package / f"{MODEL_NAME}.index").is_file()
+    ev, crit = meta["evaluation"], meta["criterion"]
+    assert ev["episodes"] == crit["episodes"] == 8 and crit["episode_time"] == 20.0
+    assert ev["falls"] == 0 and ev["successes"] == 8
+    assert max(ev["body_pos_errs"]) <= crit["max_body_pos_err"]
+    assert len(meta["commit"]) == 40 and len(meta["args_sha256"]) == 64
+    assert f"--motion_file data/motions/humanoid3d_{meta['clip']}.txt" in meta["args"]
+    run_file = (ROOT / "args" / run_args_name(meta["clip"])).read_text()
+    assert f"--model_files data/policies/{package.name}/{MODEL_NAME}" in run_file
+    assert "--train_agents false" in run_file
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_each_shipped_skill_plays_20_s_without_a_fall(package):
+    from app.build import load_world
+    from app.evaluate import evaluate
+
+    meta = json.loads((package / METADATA_NAME).read_text())
+    world = load_world(["--arg_file", str(ROOT / "args" / run_args_name(meta["clip"])), "--rand_seed", "1000"])
+    try:
+        (stats,) = evaluate(world, 1, max_episode_time=20.0)
+    finally:
+        world.shutdown()
+    assert not stats.fell and stats.length_s >= 20.0 - 0.05
+    assert stats.tracking["body_pos_err"] <= meta["criterion"]["max_body_pos_err"]
