@@ -5,8 +5,9 @@ import pytest
 from app.evaluate import evaluate, summarize, write_stats
 from app.rollout import WorldEvent, WorldHooks, run_updates, update_world
 from env.env import Mode, Terminate
+from env.style_error import STYLE_ERRORS
 from env.tracking_error import TRACKING_ERRORS
-from learning.agents.rl_agent import TEST_TRACKING_COLUMNS
+from learning.test_metrics import FALL_COLUMN, STYLE_COLUMNS, SUCCESS_COLUMN, TRACKING_COLUMNS
 from learning.checkpoint import read_checkpoint
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
@@ -208,7 +209,7 @@ def test_test_phase_logs_imitation_metrics(tmp_path):
         update_world(world, 1 / 60)
     header, rows = read_log(out / "agent0_log.txt")
     assert header[:5] == LOG_COLUMNS[:5]
-    assert header[5:5 + len(TEST_TRACKING_COLUMNS)] == list(TEST_TRACKING_COLUMNS)
+    assert header[5:5 + len(TRACKING_COLUMNS) + 2] == [*TRACKING_COLUMNS, FALL_COLUMN, SUCCESS_COLUMN]
     episodes = [e for e in env.test_episodes if e][:3]
     assert len(episodes) == 3
     means = [np.mean([d for d, _ in e]) for e in episodes]
@@ -219,6 +220,92 @@ def test_test_phase_logs_imitation_metrics(tmp_path):
     assert row["Test_Fall_Rate"] == pytest.approx(np.mean(fails))
     body_pos = [METRIC_FACTORS["body_pos_err"] * m for m in means]
     assert row["Test_Success_Rate"] == pytest.approx(np.mean([not f and b <= 0.08 for f, b in zip(fails, body_pos)]))
+
+
+STYLE_FACTORS = {name: k + 1.0 for k, name in enumerate(STYLE_ERRORS)}
+HEADING = np.pi - 0.1
+
+
+class StylePointMassEnv(PointMassEnv):
+    """The point mass with 'style metrics': metric `name` is STYLE_FACTORS[name] x the distance to
+    the target; the heading alternates between +-HEADING by decision (circular mean pi, arithmetic
+    mean about 0). It keeps what it reported in test mode, per episode, and counts the reads in
+    other modes."""
+
+    def __init__(self, **kwargs):
+        self.test_episodes = []
+        self.other_reads = 0
+        super().__init__(**kwargs)
+
+    def reset(self):
+        super().reset()
+        if self.mode == Mode.TEST:
+            self.test_episodes.append([])
+
+    def calc_style_error(self, agent_id):
+        """(Reads at time 0 are the callers' checks whether the env reports style: not kept.)"""
+        dist = float(np.linalg.norm(self.target - self.pos))
+        kept = self.mode == Mode.TEST and self.time > 0
+        heading = -HEADING if kept and len(self.test_episodes[-1]) % 2 else HEADING
+        if kept:
+            self.test_episodes[-1].append((dist, heading, self.check_terminate(0) == Terminate.Fail))
+        elif self.time > 0:
+            self.other_reads += 1
+        return {**{name: factor * dist for name, factor in STYLE_FACTORS.items()}, "heading": heading}
+
+
+def angle_diff(a, b):
+    return abs((a - b + np.pi) % (2 * np.pi) - np.pi)
+
+
+def circular(angles):
+    angles = list(angles)
+    return np.arctan2(np.sum(np.sin(angles)), np.sum(np.cos(angles)))
+
+
+def test_test_phase_logs_style_metrics(tmp_path):
+    """An env reporting style metrics and no tracking errors: the test phase's columns are the
+    style ones and the fall rate (no success rate); each style error's column is the mean over the
+    episodes of the episode's mean, the heading's the circular mean of the episodes' circular
+    means (near pi here, where an arithmetic mean would be near 0). Training episodes never read
+    the metrics."""
+    seed_rank(4)
+    out = tmp_path / "out"
+    env = StylePointMassEnv(seed=5)
+    world = make_world(tmp_path, "--output_path", out, env=env, TestEpisodes=3, IntOutputIters=100)
+    agent = world.agents[0]
+    while agent.iter < 1:
+        update_world(world, 1 / 60)
+    header, rows = read_log(out / "agent0_log.txt")
+    assert header[5:5 + len(STYLE_COLUMNS) + 2] == [*STYLE_COLUMNS, FALL_COLUMN, "State_Mean"]
+    episodes = [e for e in env.test_episodes if e][:3]
+    assert len(episodes) == 3
+    row = dict(zip(header, rows[0]))
+    means = [np.mean([d for d, _, _ in e]) for e in episodes]
+    for name, factor in STYLE_FACTORS.items():
+        assert row["Test_" + name.title()] == pytest.approx(factor * np.mean(means), rel=1e-6), name
+    episode_headings = [circular(h for _, h, _ in e) for e in episodes]
+    expected = np.arctan2(np.sin(episode_headings).sum(), np.cos(episode_headings).sum())
+    assert angle_diff(row["Test_Heading"], expected) < 1e-6 and angle_diff(expected, np.pi) < 0.1
+    assert row[FALL_COLUMN] == pytest.approx(np.mean([e[-1][2] for e in episodes]))
+    assert env.other_reads == 0 and agent.total_sample_count > 0
+
+
+def test_evaluate_reports_style_metrics(tmp_path):
+    """evaluate: per episode the style metrics' means (the heading's circular), the return, and in
+    the summary their means over the episodes."""
+    env = StylePointMassEnv(seed=5, episode_time=0.5)
+    stats = evaluate(make_world(tmp_path, env=env), 2)
+    for s, episode in zip(stats, env.test_episodes):
+        mean = np.mean([d for d, _, _ in episode])
+        assert s.style["style_err"] == pytest.approx(mean) and s.style["root_speed"] == pytest.approx(3 * mean)
+        assert angle_diff(s.style["heading"], circular(h for _, h, _ in episode)) < 1e-9
+        assert angle_diff(s.style["heading"], np.pi) < 0.1 and not s.tracking and s.success is None
+        assert s.episode_return == pytest.approx(s.mean_reward * s.num_decisions)
+    summary = summarize(stats)
+    assert summary["style_joint_vel_err"] == pytest.approx(np.mean([s.style["style_joint_vel_err"] for s in stats]))
+    assert angle_diff(summary["heading"], circular(s.style["heading"] for s in stats)) < 1e-9
+    assert "successes" not in summary
 
 
 def test_adam_solvers_and_their_resume(tmp_path):
