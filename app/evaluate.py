@@ -7,8 +7,8 @@ calc_reward; none for envs whose reward has no named terms) and, for envs that t
 the mean imitation metrics per decision (Env.calc_tracking_error, env/tracking_error.py) and
 whether the episode is a success (no fall, mean body position error at most the threshold); for
 envs that judge style (the AMP scenes), the mean style metrics per decision (Env.calc_style_error,
-env/style_error.py: the style error, the joint velocity error at the nearest frame, the root's
-horizontal speed; the heading as a circular mean). The episode's return (the sum of its rewards)
+env/style_error.py: the style error, the root's horizontal speed; the heading as a circular
+mean). The episode's return (the sum of its rewards)
 is reported too: in imitate_amp's test episodes it is the time-warping cost (env/dtw.py).
 Invalid episodes (exploding velocities) are discarded and not counted.
 """
@@ -147,8 +147,7 @@ def format_episode(index, s):
                  f"root vel {t['root_vel_err']:.3f} m/s, root ang vel {t['root_ang_vel_err']:.3f} rad/s")
     if s.style:
         t = s.style
-        line += (f"; style {100 * t['style_err']:.1f} cm (joint vel {t['style_joint_vel_err']:.3f} rad/s), "
-                 f"speed {t['root_speed']:.2f} m/s, heading {t['heading']:.2f} rad")
+        line += f"; style {100 * t['style_err']:.1f} cm, speed {t['root_speed']:.2f} m/s, heading {t['heading']:.2f} rad"
     return line
 
 

@@ -10,18 +10,18 @@ the rotation by a about the vertical axis, and for every keyframe f of the scene
                        nearest frame, each frame turned about the vertical axis to the simulated
                        heading (rotating both sides by -h leaves the norms as they are), so a pose
                        is judged whatever direction it faces and wherever it is
-  style_joint_vel_err  mean over the non-root dofs of |qd - qd'_f*| at that nearest frame f* (the
-                       clip's keyframe velocities, Motion.vel_frames)
   root_speed           |(v_x, v_z)|: the root's horizontal speed (m/s, character units)
   heading              h (rad); an episode's is the circular mean atan2(sum sin h, sum cos h)
+A joint velocity term (|qd - qd'| at the nearest frame) is left out: it does not tell walking from
+standing (docs/README_amp.md, the calibration), the speed does.
 """
 import numpy as np
 
 from env.anim.kin_character import KinCharacter
 from util import math_util
 
-STYLE_ERRORS = ("style_err", "style_joint_vel_err", "root_speed")     # averaged arithmetically
-STYLE_METRICS = STYLE_ERRORS + ("heading",)                             # heading: circular mean
+STYLE_ERRORS = ("style_err", "root_speed")         # averaged arithmetically
+STYLE_METRICS = STYLE_ERRORS + ("heading",)         # heading: circular mean
 
 
 def heading_frame_offsets(joint_pos, root_rot):
@@ -42,22 +42,17 @@ def circular_mean(angles):
 
 class StyleReference:
     """The motion data's keyframes as the style metrics compare against them: per frame its
-    joints' heading-frame offsets (N, n, 3) and joint velocities (N, dofs - 6)."""
+    joints' heading-frame offsets (N, n, 3)."""
 
-    def __init__(self, offsets, joint_vels):
+    def __init__(self, offsets):
         self.offsets = np.asarray(offsets, dtype=float)
-        self.joint_vels = np.asarray(joint_vels, dtype=float)
 
     @classmethod
     def from_motions(cls, motions, char_desc):
         """Every keyframe of every clip, through env/anim's forward kinematics (one call per clip)."""
         kin = KinCharacter(char_desc)
-        offsets, vels = [], []
-        for motion in motions:
-            joint_pos, _ = kin.calc_joint_world(motion.frames)
-            offsets.append(heading_frame_offsets(joint_pos, motion.frames[:, 3:7]))
-            vels.append(motion.vel_frames[:, 6:])
-        return cls(np.concatenate(offsets), np.concatenate(vels))
+        return cls(np.concatenate([heading_frame_offsets(kin.calc_joint_world(m.frames)[0], m.frames[:, 3:7])
+                                   for m in motions]))
 
     @property
     def num_frames(self):
@@ -75,10 +70,8 @@ class StyleReference:
         """{name: value} of STYLE_METRICS for one decision: joint world positions (n, 3), the
         character's pose and velocity (character units)."""
         root_rot = pose[3:7]
-        f, dist = self.nearest(joint_pos, root_rot)
         return {
-            "style_err": dist,
-            "style_joint_vel_err": float(np.mean(np.abs(np.asarray(vel)[6:] - self.joint_vels[f]))),
+            "style_err": self.nearest(joint_pos, root_rot)[1],
             "root_speed": float(np.hypot(vel[0], vel[2])),
             "heading": float(math_util.quat_heading(root_rot)),
         }

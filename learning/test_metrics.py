@@ -5,8 +5,8 @@ env/style_error.py), whichever its scene reports, read after every reward of a t
 Columns, in this order, those of the metrics the env reports at construction:
   Test_Root_Pos_Err, ..., Test_Root_Ang_Vel_Err   tracking: the mean over the phase's episodes of
                                                    each episode's mean per decision
-  Test_Style_Err, Test_Style_Joint_Vel_Err,        style: the same means; Test_Heading the circular
-  Test_Root_Speed, Test_Heading                    mean of the episodes' circular mean headings
+  Test_Style_Err, Test_Root_Speed, Test_Heading    style: the same means; Test_Heading the circular
+                                                   mean of the episodes' circular mean headings
   Test_Fall_Rate                                   (either) the fraction of episodes ending in a fall
   Test_Success_Rate                                (tracking) no fall and a mean body_pos_err within
                                                    the success bound (tracking_error.is_success)
@@ -84,4 +84,4 @@ class TestMetrics:
         values.append(float(sums[k]))
         if self.tracked:
             values.append(float(sums[k + 1]))
-        self.averages = dict(zip(self.columns, values))
+        self.averages = dict(zip(self.columns, values, strict=True))

@@ -158,8 +158,8 @@ def main(argv=None):
             results[name] = measure(scratch)
             s = results[name]["summary"]
             dtw = results[name]["dtw_cost"]
-            print(f"  style {100 * s['style_err']:.2f} cm, joint vel {s['style_joint_vel_err']:.3f} rad/s, "
-                  f"speed {s['root_speed']:.3f} m/s, heading {s['heading']:.2f} rad, falls {s['falls']}/{n}"
+            print(f"  style {100 * s['style_err']:.2f} cm, speed {s['root_speed']:.3f} m/s, "
+                  f"heading {s['heading']:.2f} rad, falls {s['falls']}/{n}"
                   + (f", dtw {dtw:.2f}" if dtw is not None else ""), flush=True)
     costs = {arg_file: dict(zip(("keyframes", "us_per_decision"), decision_cost(arg_file, seed)))
              for arg_file in (AMP_WALK_ARGS, LARGEST_DATASET_ARGS)}
