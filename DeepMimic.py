@@ -10,9 +10,10 @@
 Viewer options (besides the world's): --headless; --record PATH (a video for .mp4/.mkv/.mov/
 .avi/.webm, else a folder of PNG frames); --record_seconds S (simulated seconds, default 5 with
 --record, else 0); --screenshot PATH (the last frame); --episodes N and --stats FILE (headless
-evaluation: per episode and in the summary, the reward, falls and, when the scene tracks a clip,
-the imitation metrics and successes; --success_body_pos_err M sets a success's bound on the mean
-body position error, default 0.08 m); --cam_track_mode xz|y|xyz|still|fixed; --msaa N (anti-aliasing samples, default 4).
+evaluation: per episode and in the summary, the reward, return, falls and, when the scene tracks a
+clip, the imitation metrics and successes, when it judges style (AMP scenes; imitate with
+--enable_style_error), the style metrics; --success_body_pos_err M sets a success's bound on the
+mean body position error, default 0.08 m); --cam_track_mode xz|y|xyz|still|fixed; --msaa N (anti-aliasing samples, default 4).
 --record_demos FILE.npz with --episodes N: roll the agent out and write a demonstration dataset
 (app/record_demos.py) instead of evaluating; --demo_actions mean|sample (default mean),
 --demo_ctrl_file (the training scene's controller file, whose layout the data is written in;

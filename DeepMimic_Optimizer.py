@@ -68,7 +68,8 @@ def copy_run_inputs(arg_parser, output_path):
 
 def progress_line(agent, start, now, max_samples=float("inf"), max_iters=float("inf")):
     """The iteration's line: samples, rate, returns; in imitation scenes the last test phase's
-    fall rate and body position error (m in the log, cm here); with a budget, percent done and the
+    fall rate and body position error (m in the log, cm here), in AMP scenes its fall rate, style
+    error (cm) and root speed; with a budget, percent done and the
     time left at this run's rate. start: (samples, iteration, time) when this run began."""
     start_samples, start_iter, start_time = start
     row = agent.logger.last_row
@@ -80,6 +81,9 @@ def progress_line(agent, start, now, max_samples=float("inf"), max_iters=float("
     if "Test_Body_Pos_Err" in row:    # imitation scenes: how far the last test phase was from the clip
         line += (f" | test falls {row['Test_Fall_Rate']:4.0%}, body pos "
                  f"{100 * row['Test_Body_Pos_Err']:5.1f} cm")
+    elif "Test_Style_Err" in row:     # AMP scenes: how far its poses were from the motion data's
+        line += (f" | test falls {row['Test_Fall_Rate']:4.0%}, style "
+                 f"{100 * row['Test_Style_Err']:5.1f} cm, speed {row['Test_Root_Speed']:4.2f} m/s")
     left = []     # (fraction done, seconds left) per finite budget
     if max_samples < float("inf") and rate > 0:
         left.append((agent.total_sample_count / max_samples, (max_samples - agent.total_sample_count) / rate))

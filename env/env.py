@@ -124,6 +124,12 @@ class Env(ABC):
         None when the agent tracks no reference."""
         return None
 
+    def calc_style_error(self, agent_id: int):
+        """{name: value} of the style metrics now (env/style_error.py: STYLE_METRICS, the pose
+        against the nearest frame of the motion data, whatever the clip time), or None when the
+        agent's scene does not judge style. Called in test episodes only."""
+        return None
+
     def get_action_space(self, agent_id: int) -> ActionSpace:
         return ActionSpace.Continuous
 

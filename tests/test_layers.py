@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV_API_MODULES = {"env.env", "env.tracking_error"}   # the API and the names of the metrics it returns
+ENV_API_MODULES = {"env.env", "env.tracking_error", "env.style_error"}   # the API and its metrics' names
 
 
 def imported_modules(package):

@@ -43,6 +43,16 @@ def test_progress_line_shows_test_tracking():
     assert "| test falls  25%, body pos   8.3 cm |  20.0% done" in line
 
 
+def test_progress_line_shows_test_style():
+    """An AMP scene's log row has the test phase's fall rate, style error (m) and root speed:
+    0.5, 0.0421 m and 1.234 m/s read as 50%, 4.2 cm and 1.23 m/s."""
+    row = {"Train_Return": 1.5, "Test_Return": 2.0, "Test_Fall_Rate": 0.5, "Test_Style_Err": 0.0421,
+           "Test_Root_Speed": 1.234}
+    agent = SimpleNamespace(id=0, iter=4, total_sample_count=20000, logger=SimpleNamespace(last_row=row))
+    line = progress_line(agent, (10000, 2, 0.0), 100.0, max_samples=100000)
+    assert "| test falls  50%, style   4.2 cm, speed 1.23 m/s |  20.0% done" in line
+
+
 def test_train_stops_and_saves(tmp_path):
     out = tmp_path / "out"
     agent_file = write_agent_file(tmp_path / "agent.txt", OutputIters=100, TestEpisodes=0)

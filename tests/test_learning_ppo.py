@@ -5,8 +5,9 @@ import pytest
 from app.evaluate import evaluate, summarize, write_stats
 from app.rollout import WorldEvent, WorldHooks, run_updates, update_world
 from env.env import Mode, Terminate
+from env.style_error import STYLE_ERRORS
 from env.tracking_error import TRACKING_ERRORS
-from learning.agents.rl_agent import TEST_TRACKING_COLUMNS
+from learning.test_metrics import FALL_COLUMN, STYLE_COLUMNS, SUCCESS_COLUMN, TRACKING_COLUMNS
 from learning.checkpoint import read_checkpoint
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
@@ -175,9 +176,8 @@ def test_evaluate_marks_falls(tmp_path):
 METRIC_FACTORS = {name: k + 1.0 for k, name in enumerate(TRACKING_ERRORS)}
 
 
-class TrackingPointMassEnv(PointMassEnv):
-    """The point mass with 'imitation metrics': error `name` is METRIC_FACTORS[name] x the distance
-    to the target. It keeps the distances it reported in test mode, per episode."""
+class RecordingPointMassEnv(PointMassEnv):
+    """The point mass with a list per test episode (test_episodes) for what its metrics report."""
 
     def __init__(self, **kwargs):
         self.test_episodes = []
@@ -188,6 +188,11 @@ class TrackingPointMassEnv(PointMassEnv):
         if self.mode == Mode.TEST:
             self.test_episodes.append([])
 
+
+class TrackingPointMassEnv(RecordingPointMassEnv):
+    """The point mass with 'imitation metrics': error `name` is METRIC_FACTORS[name] x the distance
+    to the target. It keeps the distances it reported in test mode, per episode."""
+
     def calc_tracking_error(self, agent_id):
         dist = float(np.linalg.norm(self.target - self.pos))
         if self.mode == Mode.TEST:
@@ -195,30 +200,139 @@ class TrackingPointMassEnv(PointMassEnv):
         return {name: factor * dist for name, factor in METRIC_FACTORS.items()}
 
 
-def test_test_phase_logs_imitation_metrics(tmp_path):
-    """The first test phase's three episodes: each metric's column is the mean over the episodes of
-    the episode's mean per decision of that metric; success needs no fall and a mean body error
-    <= 0.08."""
+def first_test_phase(tmp_path, env):
+    """Trains on env until the first log row, which follows the first test phase (3 episodes);
+    (agent, log header, that row as a dict, the env's first 3 test episodes)."""
     seed_rank(4)
     out = tmp_path / "out"
-    env = TrackingPointMassEnv(seed=5)
     world = make_world(tmp_path, "--output_path", out, env=env, TestEpisodes=3, IntOutputIters=100)
     agent = world.agents[0]
     while agent.iter < 1:
         update_world(world, 1 / 60)
     header, rows = read_log(out / "agent0_log.txt")
+    return agent, header, dict(zip(header, rows[0])), [e for e in env.test_episodes if e][:3]
+
+
+def test_test_phase_logs_imitation_metrics(tmp_path):
+    """The first test phase's three episodes: each metric's column is the mean over the episodes of
+    the episode's mean per decision of that metric; success needs no fall and a mean body error
+    <= 0.08."""
+    env = TrackingPointMassEnv(seed=5)
+    _, header, row, episodes = first_test_phase(tmp_path, env)
     assert header[:5] == LOG_COLUMNS[:5]
-    assert header[5:5 + len(TEST_TRACKING_COLUMNS)] == list(TEST_TRACKING_COLUMNS)
-    episodes = [e for e in env.test_episodes if e][:3]
+    assert header[5:5 + len(TRACKING_COLUMNS) + 2] == [*TRACKING_COLUMNS, FALL_COLUMN, SUCCESS_COLUMN]
     assert len(episodes) == 3
     means = [np.mean([d for d, _ in e]) for e in episodes]
     fails = [e[-1][1] for e in episodes]        # the last read is at the episode's end
-    row = dict(zip(header, rows[0]))
     for name, factor in METRIC_FACTORS.items():
         assert row["Test_" + name.title()] == pytest.approx(factor * np.mean(means), rel=1e-6), name
     assert row["Test_Fall_Rate"] == pytest.approx(np.mean(fails))
     body_pos = [METRIC_FACTORS["body_pos_err"] * m for m in means]
     assert row["Test_Success_Rate"] == pytest.approx(np.mean([not f and b <= 0.08 for f, b in zip(fails, body_pos)]))
+
+
+STYLE_FACTORS = {name: k + 1.0 for k, name in enumerate(STYLE_ERRORS)}
+HEADING = np.pi - 0.1
+
+
+class StylePointMassEnv(RecordingPointMassEnv):
+    """The point mass with 'style metrics': metric `name` is STYLE_FACTORS[name] x the distance to
+    the target; the heading alternates between +-HEADING by decision, starting with +HEADING in
+    odd-numbered test episodes and -HEADING in even ones (circular means near pi, arithmetic means
+    near 0; an odd number of decisions puts the episode's mean on its first heading's side). It
+    keeps what it reported in test mode, per episode, and counts the reads in other modes."""
+
+    def __init__(self, **kwargs):
+        self.other_reads = 0
+        super().__init__(**kwargs)
+
+    def calc_style_error(self, agent_id):
+        """(Reads at time 0 are the callers' checks whether the env reports style: not kept.)"""
+        dist = float(np.linalg.norm(self.target - self.pos))
+        kept = self.mode == Mode.TEST and self.time > 0
+        heading = HEADING if not kept or (len(self.test_episodes) + len(self.test_episodes[-1])) % 2 else -HEADING
+        if kept:
+            self.test_episodes[-1].append((dist, heading, self.check_terminate(0) == Terminate.Fail))
+        elif self.time > 0:
+            self.other_reads += 1
+        return {**{name: factor * dist for name, factor in STYLE_FACTORS.items()}, "heading": heading}
+
+
+def angle_diff(a, b):
+    return abs((a - b + np.pi) % (2 * np.pi) - np.pi)
+
+
+def circular(angles):
+    angles = list(angles)
+    return np.arctan2(np.sum(np.sin(angles)), np.sum(np.cos(angles)))
+
+
+def test_test_phase_logs_style_metrics(tmp_path):
+    """An env reporting style metrics and no tracking errors: the test phase's columns are the
+    style ones and the fall rate (no success rate); each style error's column is the mean over the
+    episodes of the episode's mean, the heading's the circular mean of the episodes' circular
+    means (near pi here, where an arithmetic mean would be near 0). Training episodes never read
+    the metrics."""
+    env = StylePointMassEnv(seed=5)
+    agent, header, row, episodes = first_test_phase(tmp_path, env)
+    assert header[5:5 + len(STYLE_COLUMNS) + 2] == [*STYLE_COLUMNS, FALL_COLUMN, "State_Mean"]
+    assert len(episodes) == 3
+    means = [np.mean([d for d, _, _ in e]) for e in episodes]
+    for name, factor in STYLE_FACTORS.items():
+        assert row["Test_" + name.title()] == pytest.approx(factor * np.mean(means), rel=1e-6), name
+    episode_headings = [circular(h for _, h, _ in e) for e in episodes]
+    expected = np.arctan2(np.sin(episode_headings).sum(), np.cos(episode_headings).sum())
+    assert angle_diff(row["Test_Heading"], expected) < 1e-6 and angle_diff(expected, np.pi) < 0.1
+    assert row[FALL_COLUMN] == pytest.approx(np.mean([e[-1][2] for e in episodes]))
+    assert env.other_reads == 0 and agent.total_sample_count > 0
+
+
+class TrackingStylePointMassEnv(StylePointMassEnv):
+    """Style metrics as StylePointMassEnv's and tracking errors a hundredth of
+    TrackingPointMassEnv's (every episode without a fall a success); the first test episode falls
+    after 0.3 s."""
+
+    def calc_tracking_error(self, agent_id):
+        dist = float(np.linalg.norm(self.target - self.pos))
+        return {name: 0.01 * factor * dist for name, factor in METRIC_FACTORS.items()}
+
+    def check_terminate(self, agent_id):
+        if self.mode == Mode.TEST and len(self.test_episodes) == 1 and self.time > 0.3:
+            return Terminate.Fail
+        return super().check_terminate(agent_id)
+
+
+def test_test_phase_logs_tracking_and_style_metrics(tmp_path):
+    """An env reporting both (imitate with --enable_style_error): tracking columns, style columns,
+    then the fall and success rates, each from its own metric."""
+    _, header, row, episodes = first_test_phase(tmp_path, TrackingStylePointMassEnv(seed=5))
+    columns = [*TRACKING_COLUMNS, *STYLE_COLUMNS, FALL_COLUMN, SUCCESS_COLUMN]
+    assert header[5:5 + len(columns)] == columns
+    mean = np.mean([np.mean([d for d, _, _ in e]) for e in episodes])
+    assert row["Test_Body_Pos_Err"] == pytest.approx(0.01 * METRIC_FACTORS["body_pos_err"] * mean, rel=1e-6)
+    assert row["Test_Root_Speed"] == pytest.approx(STYLE_FACTORS["root_speed"] * mean, rel=1e-6)
+    assert [e[-1][2] for e in episodes] == [True, False, False]
+    assert row[FALL_COLUMN] == pytest.approx(1 / 3) and row[SUCCESS_COLUMN] == pytest.approx(2 / 3)
+
+
+def test_evaluate_reports_style_metrics(tmp_path):
+    """evaluate: per episode the style metrics' means (the heading's circular), the return, and in
+    the summary their means over the episodes."""
+    env = StylePointMassEnv(seed=5, episode_time=0.5)
+    stats = evaluate(make_world(tmp_path, env=env), 2)
+    for s, episode in zip(stats, env.test_episodes):
+        assert len(episode) == s.num_decisions == 15        # read once per decision
+        mean = np.mean([d for d, _, _ in episode])
+        assert s.style["style_err"] == pytest.approx(mean) and s.style["root_speed"] == pytest.approx(2 * mean)
+        assert angle_diff(s.style["heading"], circular(h for _, h, _ in episode)) < 1e-9
+        assert angle_diff(s.style["heading"], np.pi) < 0.1 and not s.tracking and s.success is None
+        assert s.episode_return == pytest.approx(s.mean_reward * s.num_decisions)
+    assert stats[0].style["heading"] * stats[1].style["heading"] < 0     # on both sides of +-pi
+    summary = summarize(stats)
+    assert summary["root_speed"] == pytest.approx(np.mean([s.style["root_speed"] for s in stats]))
+    assert angle_diff(summary["heading"], circular(s.style["heading"] for s in stats)) < 1e-9
+    assert angle_diff(summary["heading"], np.pi) < 0.1
+    assert "successes" not in summary
 
 
 def test_adam_solvers_and_their_resume(tmp_path):

@@ -31,6 +31,11 @@ reference's pose K decisions ahead for each K, seen from the simulated character
 position minus the simulated root's, and its root rotation with the simulated heading removed
 (normal and tangent, 6), both in the simulated heading frame, then its local joint rotations
 (normal and tangent per spherical joint, the angle per revolute joint). Running normalisation.
+
+Metrics of test episodes: the tracking errors against the reference now (calc_tracking_error,
+env/tracking_error.py) and, with enable_style_error (off here, on in the AMP scenes), the style
+metrics against the nearest keyframe of the clip, whatever its time (calc_style_error,
+env/style_error.py; the keyframes' forward kinematics once, at the first call).
 """
 import math
 
@@ -42,6 +47,7 @@ from env.anim.motion import Motion
 from env.env import Terminate
 from env.scenes.imitate_reward import TERMS, CharSnapshot, ImitateReward
 from env.scenes.rl_scene_sim_char import RLSceneSimChar
+from env.style_error import StyleReference
 from env.tracking_error import body_pos_distances, tracking_errors
 from env.sim.ct_state import TaskStateLayout, heading_frame, normal_tangent
 from env.sim.ref_relative_action import RefRelativeActions
@@ -54,6 +60,7 @@ ROOT_ROT_FAIL_ANGLE = 0.5 * np.pi
 
 class ImitateScene(RLSceneSimChar):
     name = "imitate"
+    style_error_default = False     # enable_style_error's default
 
     def __init__(self, arg_parser, rng):
         super().__init__(arg_parser, rng)
@@ -64,6 +71,8 @@ class ImitateScene(RLSceneSimChar):
         self.enable_root_rot_fail = args.parse_bool("enable_root_rot_fail", False)
         self.rand_char_placement = args.parse_bool("enable_rand_char_placement", True)
         self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0, at_least=0.0)   # 0: off
+        self.enable_style_error = args.parse_bool("enable_style_error", self.style_error_default)
+        self._style_ref = None      # the StyleReference, built at the first calc_style_error
         init_xs = args.parse_floats("char_init_pos_xs", (), finite=True)
         self.init_pos = np.array([init_xs[0] if init_xs else 0.0, 0.0, 0.0])
 
@@ -225,6 +234,19 @@ class ImitateScene(RLSceneSimChar):
         self._pose_kin()
         return tracking_errors(self.sim_body_states(), self.sim_pose_vel()[1], self.ref_body_states(),
                                self.kin_char.vel)
+
+    def style_motions(self):
+        """The clips the style metrics compare against."""
+        return [self.motion]
+
+    def calc_style_error(self, agent_id=0):
+        """The style metrics now (env/style_error.py), or None without enable_style_error."""
+        if not self.enable_style_error:
+            return None
+        if self._style_ref is None:
+            self._style_ref = StyleReference.from_motions(self.style_motions(), self.char_desc)
+        pose, vel = self.sim_pose_vel()
+        return self._style_ref.errors(self.sim_body_states().joint_pos, pose, vel)
 
     def check_terminate(self, agent_id=0):
         terminate = super().check_terminate(agent_id)

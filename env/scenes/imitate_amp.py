@@ -15,6 +15,11 @@ Differences from `imitate` (deepmimic.md 4.1, 4.2):
   weight, at t uniform in [0, duration] and t - 1/30 s, ..., with the root height taken above the
   reference origin.
 
+Metrics of test episodes: the style metrics (env/style_error.py) against every keyframe of the
+motion data (every clip of a dataset), enable_style_error on by default; no tracking errors
+(calc_tracking_error is None): the policy follows no clip time, so the reference's pose now is
+no target.
+
 Args on top of imitate's: kin_ctrl (motion: motion_file is one clip, the default; clips:
 motion_file is a dataset, see MotionSet), enable_amp_obs_local_root (default false),
 enable_test_time_warp (default true). With clips, each reset plays a clip picked by weight.
@@ -85,6 +90,7 @@ class ImitateAMPScene(ImitateScene):
     name = "imitate_amp"
     # Whether enable_amp_obs_local_root and enable_test_time_warp are read (see TargetAMPScene).
     reads_amp_obs_args = True
+    style_error_default = True
 
     def __init__(self, arg_parser, rng):
         args = arg_parser
@@ -187,6 +193,14 @@ class ImitateAMPScene(ImitateScene):
         times = [time - k * self.ctrl.update_period for k in range(self.amp_obs.num_steps)]
         return self.amp_obs.build([(motion.calc_frame(t), motion.calc_vel(t)) for t in times],
                                   self.kin_char.origin_pos[1])
+
+    # ---- metrics -------------------------------------------------------------------------------
+
+    def style_motions(self):
+        return self.motion_set.motions
+
+    def calc_tracking_error(self, agent_id=0):
+        return None
 
     # ---- termination and reward ----------------------------------------------------------
 

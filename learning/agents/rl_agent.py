@@ -20,17 +20,14 @@ import numpy as np
 
 import util.mpi_util as mpi_util
 from env.env import ActionSpace, Mode, Terminate
-from env.tracking_error import TRACKING_ERRORS, EpisodeTracking, is_success
 from learning.configs.exp_params import ExpParams
 from learning.normalizer import Normalizer
 from learning.path import Path
 from learning.replay_buffer import ReplayBuffer, pg_fields
+from learning.test_metrics import TestMetrics
 from util.cli import RunError
 from util.logger import Logger
 
-# log columns of the test phases' imitation metrics: Test_Root_Pos_Err, ..., Test_Success_Rate
-TEST_TRACKING_COLUMNS = tuple("Test_" + name.title() for name in TRACKING_ERRORS) + ("Test_Fall_Rate",
-                                                                                     "Test_Success_Rate")
 NONFINITE_PATHS_WARN = 10
 NONFINITE_PATHS_STOP = 100
 
@@ -56,11 +53,8 @@ class RLAgent:
         self.test_return = 0.0
         self.test_episode_count = 0
         self.avg_test_return = 0.0
-        # imitation metrics of the test phases (agents whose env tracks a reference)
-        self.track_errors = self.env.calc_tracking_error(id) is not None
-        self._episode_tracking = EpisodeTracking()
-        self._test_tracking_sums = np.zeros(len(TRACKING_ERRORS) + 2)     # errors, falls, successes
-        self.avg_test_tracking = dict.fromkeys(TEST_TRACKING_COLUMNS, 0.0)
+        # the test phases' imitation and style metrics (those the env reports)
+        self.test_metrics = TestMetrics(self.env, id)
         self.total_sample_count = 0
         self._sample_count_offset = 0   # samples of the run this one resumes
         self._ready_barrier = None      # posted when this rank is ready to train (_ready_to_train)
@@ -199,10 +193,10 @@ class RLAgent:
 
     def _record_reward(self):
         """The env's reward into the path; with TensorBoard (rank 0), its named terms into the
-        iteration's sums of training rewards; in test mode, the imitation metrics."""
+        iteration's sums of training rewards; in test mode, the imitation and style metrics."""
         self.path.rewards.append(self.env.calc_reward(self.id))
-        if self.track_errors and self.mode == Mode.TEST:
-            self._episode_tracking.add(self.env.calc_tracking_error(self.id))
+        if self.mode == Mode.TEST and self.test_metrics.enabled:
+            self.test_metrics.add_decision()
         if self.logger.tensorboard_enabled and self.mode == Mode.TRAIN:
             for name, val in self.env.get_reward_terms(self.id).items():
                 total, count = self._reward_term_sums.get(name, (0.0, 0))
@@ -311,9 +305,8 @@ class RLAgent:
         log("Samples", self.total_sample_count)
         log("Train_Return", avg_train_return)
         log("Test_Return", self.avg_test_return)
-        if self.track_errors:
-            for name, val in self.avg_test_tracking.items():
-                log(name, val)
+        for name, val in self.test_metrics.averages.items():
+            log(name, val)
         log("State_Mean", float(np.mean(self.s_norm.mean)))
         log("State_Std", float(np.mean(self.s_norm.std)))
         log("Goal_Mean", float(np.mean(self.g_norm.mean)) if self.has_goal() else 0.0)
@@ -338,24 +331,16 @@ class RLAgent:
     def _update_test_return(self, path):
         self.test_return += path.calc_return()
         self.test_episode_count += 1
-        if self.track_errors:
-            self._add_test_tracking(path.terminate == Terminate.Fail)
+        if self.test_metrics.enabled:
+            self.test_metrics.end_episode(path.terminate == Terminate.Fail)
         if self.test_episode_count * mpi_util.size() >= self.config.test_episodes:
             global_return = mpi_util.reduce_sum(self.test_return)
             global_count = mpi_util.reduce_sum(self.test_episode_count)
             self.avg_test_return = global_return / global_count
-            if self.track_errors:
-                sums = mpi_util.allreduce_sum(self._test_tracking_sums) / global_count
-                self.avg_test_tracking = dict(zip(TEST_TRACKING_COLUMNS, sums.tolist()))
+            if self.test_metrics.enabled:
+                self.test_metrics.end_phase(global_count)
             if self.enable_training:
                 self._init_mode_train()
-
-    def _add_test_tracking(self, fell):
-        """The finished test episode's mean errors, fall and success into the test phase's sums."""
-        means = self._episode_tracking.means()
-        self._test_tracking_sums += [means[name] for name in TRACKING_ERRORS] + \
-            [float(fell), float(is_success(fell, means["body_pos_err"]))]
-        self._episode_tracking = EpisodeTracking()
 
     def _init_mode_train(self):
         self.mode = Mode.TRAIN
@@ -365,8 +350,7 @@ class RLAgent:
         self.mode = Mode.TEST
         self.test_return = 0.0
         self.test_episode_count = 0
-        self._episode_tracking = EpisodeTracking()
-        self._test_tracking_sums[:] = 0.0
+        self.test_metrics.start_phase()
         self.env.set_mode(self.mode)
 
     # ---- outputs ----
@@ -417,7 +401,7 @@ class RLAgent:
             "wall_time": (time.time() - self.start_time) / 3600,
             "train_return": self.train_return,
             "avg_test_return": self.avg_test_return,
-            **{f"avg_test_tracking/{name}": val for name, val in self.avg_test_tracking.items()},
+            **{f"avg_test_tracking/{name}": val for name, val in self.test_metrics.averages.items()},
             "replay_buffer_initialized": self.replay_buffer_initialized,
             "need_normalizer_update": self.need_normalizer_update,
             "s_norm/mean_sq": self.s_norm.mean_sq,
@@ -431,8 +415,9 @@ class RLAgent:
         self.start_time = time.time() - float(state["wall_time"]) * 3600
         self.train_return = float(state["train_return"])
         self.avg_test_return = float(state["avg_test_return"])
-        for name in self.avg_test_tracking:     # resume states written before the metrics lack them
-            self.avg_test_tracking[name] = float(state.get(f"avg_test_tracking/{name}", 0.0))
+        averages = self.test_metrics.averages
+        for name in averages:     # resume states written before the metrics lack them
+            averages[name] = float(state.get(f"avg_test_tracking/{name}", 0.0))
         self.replay_buffer_initialized = bool(state["replay_buffer_initialized"])
         self.need_normalizer_update = bool(state["need_normalizer_update"])
         self.s_norm.mean_sq = np.array(state["s_norm/mean_sq"], dtype=np.float64)
