@@ -9,17 +9,23 @@ import numpy as np
 import tensorflow as tf
 
 import util.mpi_util as mpi_util
+from learning.solvers.mpi_adam import MPIAdamSolver
 from learning.solvers.policy_batch import PolicyBatch, take_rows
 from learning.solvers.ppo_step import PPOStep
 
 
 def straightforward_update(solver, apply_fn, grads):
-    """MPISolver.update's maths step by step; apply_fn: tf.function(solver._apply_grads)."""
+    """The solver's update step by step, as MPISolver.update and MPIAdamSolver.update were;
+    apply_fn: tf.function(solver._apply_grads)."""
     flat = mpi_util.allreduce_sum(solver._flat(grads)) / np.float32(mpi_util.size())
     if not solver.finite_or_skip(flat):
         return
-    apply_fn([tf.constant(g) for g in solver._unflat(flat)], *solver.step_args())
     solver.iter += 1
+    adam_powers = ()
+    if isinstance(solver, MPIAdamSolver):
+        adam_powers = (tf.constant(solver.beta1 ** solver.iter, tf.float32),
+                       tf.constant(solver.beta2 ** solver.iter, tf.float32))
+    apply_fn([tf.constant(g) for g in solver._unflat(flat)], *adam_powers)
 
 
 class StraightforwardPPOStep(PPOStep):

@@ -1,9 +1,8 @@
 """All inter-process communication of the project: a few collectives over MPI.COMM_WORLD.
 
 Works as one process without mpiexec: when COMM_WORLD has a single rank every helper returns
-its input (as a copy; allreduce_sum_in_place the array itself) without calling MPI. Every rank
-must call the collectives (reduce_*, bcast, allreduce_sum*, gather) in the same order, as with
-MPI itself.
+its input (as a copy) without calling MPI. Every rank must call the collectives (reduce_*, bcast,
+allreduce_sum*, gather) in the same order, as with MPI itself.
 """
 from functools import lru_cache
 
@@ -48,11 +47,14 @@ def allreduce_sum(x):
     return out
 
 
-def allreduce_sum_in_place(x):
-    """Sums a contiguous writable array over ranks in place (MPI.IN_PLACE, no copy); returns it."""
-    if size() > 1:
-        _comm().Allreduce(_mpi().IN_PLACE, x, op=_mpi().SUM)
-    return x
+def allreduce_sum_into(x, out):
+    """Element-wise sum over ranks of a contiguous array written into `out` (same dtype and shape,
+    another buffer); x may be read-only (e.g. a view of a TF tensor). Returns out."""
+    if size() == 1:
+        np.copyto(out, x)
+    else:
+        _comm().Allreduce(x, out, op=_mpi().SUM)
+    return out
 
 
 def _reduce(x, op_name):

@@ -5,15 +5,27 @@ grads_fn(*inputs) -> (outputs, [grads of solver 0, grads of solver 1, ...]) is t
 solvers' variables must be disjoint (each solver's gradient then does not depend on another's
 update, so computing all before applying any is the same as stepping them one after the other).
 - One rank: one compiled call computes the gradients and applies each solver's (when finite).
-- N ranks: one compiled call gives all gradients as one float32 vector; one in-place Allreduce
-  sums it over the ranks; one compiled call divides by N and applies each solver's part (when
-  finite).
+- N ranks: one compiled call gives all gradients as one float32 vector; one Allreduce sums it
+  over the ranks, from TF's buffer into an aligned numpy buffer kept for it; one compiled call on
+  that buffer divides by N and applies each solver's part (when finite). Both buffers cross
+  between TF and numpy as DLPack views, not copies (converting a 7.6 MB argument costs more than
+  the division and finite check together).
 Each solver then records its update or its skip (MPISolver.record_update): a non-finite gradient of
 one solver skips that solver's update only, as its own update(grads) would.
 """
+import numpy as np
 import tensorflow as tf
 
 import util.mpi_util as mpi_util
+
+TF_ALIGNMENT = 64      # bytes: TF's CPU kernels require tensor buffers aligned to this
+
+
+def aligned_empty(size):
+    """An uninitialised float32 array aligned to TF_ALIGNMENT, so a TF tensor may alias its buffer."""
+    raw = np.empty(size + TF_ALIGNMENT // 4, np.float32)
+    start = (-raw.ctypes.data % TF_ALIGNMENT) // 4
+    return raw[start:start + size]
 
 
 class JointUpdate:
@@ -25,7 +37,8 @@ class JointUpdate:
             raise ValueError(f"JointUpdate: solvers {[s.name for s in self.solvers]} share variables")
         input_signature = tuple(input_signature)
         step_specs = tuple(s.STEP_ARG_SPECS for s in self.solvers)
-        if mpi_util.size() == 1:
+        self._one_rank = mpi_util.size() == 1
+        if self._one_rank:
             @tf.function(input_signature=[input_signature, step_specs])
             def step(inputs, step_args):
                 outputs, grads = grads_fn(*inputs)
@@ -44,6 +57,7 @@ class JointUpdate:
                 parts = tf.split(summed, [s.size for s in self.solvers])
                 return tf.stack([s.apply_summed_if_finite(p, a) for s, p, a in zip(self.solvers, parts, step_args)])
             self._flat_grads, self._apply_summed = flat_grads, apply_summed
+            self._summed = aligned_empty(total)
 
     def _apply(self, grads, step_args):
         return tf.stack([s.apply_if_finite(g, a) for s, g, a in zip(self.solvers, grads, step_args)])
@@ -51,11 +65,12 @@ class JointUpdate:
     def __call__(self, *inputs):
         """Steps the solvers on grads_fn(*inputs); returns its outputs."""
         step_args = tuple(s.step_args() for s in self.solvers)
-        if mpi_util.size() == 1:
+        if self._one_rank:
             outputs, finite = self._step(inputs, step_args)
         else:
             outputs, flat = self._flat_grads(inputs)
-            finite = self._apply_summed(mpi_util.allreduce_sum_in_place(flat.numpy()), step_args)
+            mpi_util.allreduce_sum_into(np.from_dlpack(flat), self._summed)
+            finite = self._apply_summed(tf.experimental.dlpack.from_dlpack(self._summed.__dlpack__()), step_args)
         for solver, ok in zip(self.solvers, finite.numpy()):
             solver.record_update(bool(ok))
         return outputs

@@ -46,6 +46,7 @@ class MPISolver:
         self._shapes = [tuple(v.shape) for v in self.variables]
         self._sizes = [int(np.prod(s)) for s in self._shapes]
         self.size = sum(self._sizes)    # the number of parameters
+        self._ranks = mpi_util.size()
         self._apply_summed = tf.function(self.apply_summed_if_finite,
                                          input_signature=[tf.TensorSpec([self.size], tf.float32), self.STEP_ARG_SPECS])
         self.nonfinite_skips = 0        # consecutive updates skipped for non-finite gradients
@@ -84,8 +85,8 @@ class MPISolver:
 
     def apply_summed_if_finite(self, summed, step_args):
         """apply_if_finite of the rank-summed flat gradient divided by the number of ranks."""
-        if mpi_util.size() > 1:
-            summed = summed / np.float32(mpi_util.size())
+        if self._ranks > 1:
+            summed = summed / np.float32(self._ranks)
         return self.apply_if_finite(self.unflatten(summed), step_args)
 
     def _apply_grads(self, grads):
@@ -122,7 +123,7 @@ class MPISolver:
 
     def update(self, grads):
         """Applies the rank-averaged `grads` (one per variable, TF tensors or arrays)."""
-        summed = mpi_util.allreduce_sum_in_place(self._flat(grads))
+        summed = mpi_util.allreduce_sum(self._flat(grads))
         self.record_update(bool(self._apply_summed(summed, self.step_args())))
 
     def sync(self):
