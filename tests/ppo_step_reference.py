@@ -3,7 +3,8 @@
 update, one actor tf.function, the actor solver's update, where a solver's update is numpy
 flatten -> Allreduce -> divide by the ranks -> isfinite -> unflatten -> one tf.constant per
 variable -> the apply tf.function. The reference of tests/test_joint_update.py and the "old" side
-of tests/bench/update_cost.py; also a synthetic PolicyBatch for both.
+of tests/bench/update_cost.py; also a synthetic PolicyBatch and steps of both paths from one
+state for both.
 """
 import numpy as np
 import tensorflow as tf
@@ -56,6 +57,33 @@ def straightforward_step(agent):
     return StraightforwardPPOStep(agent.model, agent.config, agent.actor_solver, agent.critic_solver,
                                   agent._input_spec(), agent.get_action_size(), agent.mini_batch_size,
                                   agent.local_mini_batch_size, (agent.val_min, agent.val_max))
+
+
+def agent_state(agent):
+    """(weights, solver states) of a PPOAgent, for step_from."""
+    return ([v.numpy() for v in agent.model.variables.values()],
+            {name: solver.state() for name, solver in agent._solvers().items()})
+
+
+def step_from(agent, step, batch, start):
+    """step.step(batch) from `start` (agent_state) with fixed shuffles: the log columns, and after
+    the step the agent_state and each solver's skipped-update count."""
+    weights, states = start
+    for var, value in zip(agent.model.variables.values(), weights):
+        var.assign(value)
+    for name, solver in agent._solvers().items():
+        solver.load_state(states[name])
+        solver.nonfinite_skips = 0
+    np.random.seed(5)
+    log = step.step(batch._replace(valid_pos=batch.valid_pos.copy()), 10)     # step shuffles valid_pos
+    return log, agent_state(agent), {name: s.nonfinite_skips for name, s in agent._solvers().items()}
+
+
+def both_steps(agent, batch):
+    """step_from of the agent's own (joint) step and of the straightforward one, from the agent's
+    current state: (joint, straightforward)."""
+    start = agent_state(agent)
+    return step_from(agent, agent.policy_step, batch, start), step_from(agent, straightforward_step(agent), batch, start)
 
 
 def synthetic_batch(agent, rng, decisions, num_paths=20, exp_frac=0.9):

@@ -14,7 +14,7 @@ import util.mpi_util as mpi_util
 from learning.rl_world import RLWorld
 from learning.solvers.joint_update import JointUpdate
 from learning.tf_util import limit_tf_threads
-from tests.ppo_step_reference import straightforward_step, synthetic_batch
+from tests.ppo_step_reference import both_steps, synthetic_batch
 from tests.toy_env import ShapedEnv, register_small_net, toy_args, write_agent_file
 
 limit_tf_threads()
@@ -32,33 +32,8 @@ def build_agent(tmp_path, optimizer):
     return RLWorld(ShapedEnv(STATE, ACTION), toy_args(agent_file)).agents[0]
 
 
-def solver_state(agent):
-    return {name: solver.state() for name, solver in agent._solvers().items()}
-
-
-def run_step(agent, step, batch, start):
-    """step.step(batch) from the weights and solver states `start`, with fixed shuffles: the log
-    columns, the weights, the solver states and the skipped-update counts after it."""
-    weights, states = start
-    for var, value in zip(agent.model.variables.values(), weights):
-        var.assign(value)
-    for name, solver in agent._solvers().items():
-        solver.load_state(states[name])
-        solver.nonfinite_skips = 0
-    np.random.seed(5)
-    log = step.step(batch._replace(valid_pos=batch.valid_pos.copy()), 10)     # step shuffles valid_pos
-    return (log, [v.numpy() for v in agent.model.variables.values()], solver_state(agent),
-            {name: s.nonfinite_skips for name, s in agent._solvers().items()})
-
-
-def both_paths(agent, batch):
-    """(new, straightforward) results of one step on `batch`, from the same start."""
-    start = ([v.numpy() for v in agent.model.variables.values()], solver_state(agent))
-    return run_step(agent, agent.policy_step, batch, start), run_step(agent, straightforward_step(agent), batch, start)
-
-
 def assert_same(new, ref):
-    (log, weights, states, skips), (ref_log, ref_weights, ref_states, ref_skips) = new, ref
+    (log, (weights, states), skips), (ref_log, (ref_weights, ref_states), ref_skips) = new, ref
     np.testing.assert_equal(log, ref_log)      # NaN losses of skipped minibatches compare equal
     assert skips == ref_skips
     for w, r in zip(weights, ref_weights):
@@ -88,11 +63,12 @@ def test_joint_update_equals_the_straightforward_update(tmp_path, ranks, optimiz
     assert agent.local_mini_batch_size == 32 // ranks
     batch = synthetic_batch(agent, np.random.default_rng(1), DECISIONS // ranks)
     start = [v.numpy() for v in agent.model.variables.values()]
-    new, ref = both_paths(agent, batch)
+    new, ref = both_steps(agent, batch)
     assert_same(new, ref)
     minibatches = epochs_minibatches(ranks)
-    assert new[2]["actor"]["iter"] == new[2]["critic"]["iter"] == minibatches
-    assert all(not np.array_equal(w, s) for w, s, v in zip(new[1], start, agent.model.variables.values())
+    (_, (weights, states), _) = new
+    assert states["actor"]["iter"] == states["critic"]["iter"] == minibatches
+    assert all(not np.array_equal(w, s) for w, s, v in zip(weights, start, agent.model.variables.values())
                if v.trainable)
 
 
@@ -104,14 +80,15 @@ def test_non_finite_gradients_skip_that_solver_only(tmp_path, ranks, capsys):
     batch = synthetic_batch(agent, np.random.default_rng(2), DECISIONS // ranks)
     batch.norm_actions[batch.exp_pos[3]] = np.nan
     batch.returns[np.setdiff1d(batch.valid_pos, batch.exp_pos)[0]] = np.nan
-    new, ref = both_paths(agent, batch)
+    new, ref = both_steps(agent, batch)
     assert_same(new, ref)
     minibatches = epochs_minibatches(ranks)
+    (_, (weights, states), _) = new
     for name in ("actor", "critic"):
-        assert 0 < new[2][name]["iter"] < minibatches
-    assert all(np.isfinite(w).all() for w in new[1])
+        assert 0 < states[name]["iter"] < minibatches
+    assert all(np.isfinite(w).all() for w in weights)
     out = capsys.readouterr().out
-    assert out.count("warning: actor: non-finite gradient, update skipped") == 2 * (minibatches - new[2]["actor"]["iter"])
+    assert out.count("warning: actor: non-finite gradient, update skipped") == 2 * (minibatches - states["actor"]["iter"])
 
 
 def test_solvers_sharing_variables_are_refused():

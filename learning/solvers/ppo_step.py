@@ -10,6 +10,9 @@
 3. The agent's solvers step: momentum SGD (DeepMimic's), or Adam with ActorOptimizer /
    CriticOptimizer "Adam". Critic loss 0.5 mean (R - V)^2 (+ CriticWeightDecay L2); actor loss: clipped surrogate +
    10 x action-bound loss + ActorWeightDecay x L2 of the non-bias weights (learning/losses.py).
+   Per minibatch both gradients are computed, averaged over the ranks and applied together
+   (learning/solvers/joint_update.py: the two nets share no variable, so this equals stepping
+   the critic and then the actor).
 4. With TarClipFrac >= 0, the actor's step size adapts to the iteration's clip fraction
    (adapt_actor_stepsize; DeepMimic 2018's PPOAgent.update_actor_stepsize, which the 2021 code
    dropped while still reading TarClipFrac). The current step size is in the resume state (the
