@@ -18,8 +18,8 @@ class MPIAdamSolver(MPISolver):
     STEP_ARG_SPECS = (tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32))   # b1^t, b2^t
 
     def __init__(self, name, variables, stepsize, beta1=0.9, beta2=0.999, epsilon=1e-8):
-        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
         super().__init__(name, variables, stepsize, momentum=0.0)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
         self.v_slots = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
 
     def _apply_grads(self, grads, beta1_power, beta2_power):
