@@ -67,10 +67,18 @@ def mpiexec_command(num_workers, args, script=OPTIMIZER, hostfile=None, extra=()
     return cmd + list(extra) + [sys.executable, str(script), *args]
 
 
+# A rank waiting in a collective yields its core (sched_yield) instead of spinning on it. Open MPI
+# does so by itself only when it sees more ranks than slots; ranks that share cores with other
+# runs otherwise wait about a scheduler slice per Allreduce (on the loaded 2-core machine the PPO
+# update's 7.6 MB Allreduce took ~18 ms spinning, ~6 ms yielding: docs/README_measurements.md).
+MPI_WAIT_ENV = {"OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
 def mpiexec_env():
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.update({k: v for k, v in MPI_WAIT_ENV.items() if k not in env})
     env.update({k: v for k, v in QUIET_ENV.items() if k not in env})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env

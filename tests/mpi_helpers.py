@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mpi_run import MPI_WAIT_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -18,8 +20,8 @@ def run_module_on_two_ranks(module, *args, timeout=1800):
     cmd = [str(mpiexec), "-n", "2", "--oversubscribe", "--bind-to", "none"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2",
-               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = {**MPI_WAIT_ENV, **os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "2",
+           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     result = subprocess.run(cmd + [sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -77,7 +77,8 @@ def test_train_needs_a_training_agent(tmp_path):
         train(world, max_iters=1)
 
 
-def test_mpi_run_command():
+def test_mpi_run_command(monkeypatch):
+    monkeypatch.delenv("OMPI_MCA_mpi_yield_when_idle", raising=False)
     assert mpi_run.split_num_workers(["--arg_file", "x", "--num_workers", "3"]) == (3, ["--arg_file", "x"])
     assert mpi_run.split_num_workers(["--arg_file", "x"]) == (1, ["--arg_file", "x"])
     with pytest.raises(SystemExit, match="--num_workers expects a positive integer"):
@@ -88,6 +89,7 @@ def test_mpi_run_command():
     assert cmd[-3:] == [str(ROOT / "DeepMimic_Optimizer.py"), "--arg_file", "x"]
     env = mpi_run.mpiexec_env()
     assert env["OPENBLAS_NUM_THREADS"] == "1" and str(ROOT) in env["PYTHONPATH"]
+    assert env["OMPI_MCA_mpi_yield_when_idle"] == "1"
 
 
 def test_mpi_run_hostfile_and_mpiexec_options(tmp_path):

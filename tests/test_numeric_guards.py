@@ -57,15 +57,20 @@ def test_nan_rewards_stop_the_run_with_one_line(tmp_path, capsys):
 
 
 def test_nan_gradients_never_reach_a_checkpoint(tmp_path, capsys):
-    """NaN injected into the actor's gradients after one good iteration: the updates are skipped,
-    the run stops with one line, and the checkpoint on disk holds only finite values."""
+    """NaN actions in the batches after one good iteration make the actor's gradients NaN: the
+    updates are skipped, the run stops with one line, and the checkpoint on disk holds only finite
+    values."""
     out = tmp_path / "out"
     agent_file = write_agent_file(tmp_path / "agent.txt", OutputIters=1, TestEpisodes=0)
     world = RLWorld(PointMassEnv(), toy_args(agent_file, "--output_path", out))
     train(world, max_iters=1)
-    solver = world.agents[0].actor_solver
-    real_flat = solver._flat
-    solver._flat = lambda arrays: real_flat(arrays) * np.float32("nan")
+    agent = world.agents[0]
+    prepare_batch = agent._prepare_batch
+
+    def nan_actions_batch():
+        batch = prepare_batch()
+        return batch._replace(norm_actions=np.full_like(batch.norm_actions, np.nan))
+    agent._prepare_batch = nan_actions_batch
     status = run_main(lambda: train(world, max_iters=50), "DeepMimic_Optimizer.py")
     assert status == 1
     lines = capsys.readouterr().err.splitlines()

@@ -174,9 +174,9 @@ def our_minibatch(agent, mb):
     """Losses, clip fraction, values, normalised means and gradients {TF1 name: array} of ours."""
     inputs = tuple(agent._norm_inputs(mb["s"], mb["g"]))
     f = lambda x: tf.constant(np.asarray(x, np.float32))
-    critic_loss, critic_grads = agent.policy_step._critic_step(inputs, f(mb["tar_val"]))
+    critic_loss, critic_grads = agent.policy_step._critic_grads(inputs, f(mb["tar_val"]))
     bounds = [f(agent.a_norm.normalize(b)) for b in (agent.a_bound_min, agent.a_bound_max)]
-    actor_loss, clip_frac, actor_grads = agent.policy_step._actor_step(
+    actor_loss, clip_frac, actor_grads = agent.policy_step._actor_grads(
         inputs, f(agent.a_norm.normalize(mb["a"])), f(mb["logp"]), f(mb["adv"]), *bounds)
     names = {id(v): name for name, v in agent.model.variables.items()}
     out = {"critic_loss": float(critic_loss), "actor_loss": float(actor_loss), "clip_frac": float(clip_frac),
@@ -189,15 +189,17 @@ def our_minibatch(agent, mb):
     return out
 
 
-def recorder(record, prefix, method, fetch):
-    """Wraps a policy step's minibatch update (batch, rows, vals), recording fetch(rows, vals)."""
+def recorder(record, method, fetch):
+    """Wraps a policy step's minibatch update (batch, critic rows, targets, actor rows,
+    advantages), recording fetch(critic rows, targets, actor rows, advantages) per minibatch."""
     calls = [0]
 
-    def wrapped(batch, rows, vals):
-        for name, value in fetch(rows, vals).items():
-            record[f"{prefix}{calls[0]}/{name}"] = value
+    def wrapped(batch, *args):
+        for name, value in fetch(*args).items():
+            prefix, key = name.split("/")
+            record[f"{prefix}{calls[0]}/{key}"] = value
         calls[0] += 1
-        return method(batch, rows, vals)
+        return method(batch, *args)
     return wrapped
 
 
@@ -208,11 +210,12 @@ def our_update(agent, paths):
     for path in paths:
         assert buf.store(path) >= 0
     idx = np.concatenate(buf.path_slots())          # the batch's rows are these slots
-    step._update_critic = recorder(record, "critic", step._update_critic,
-                                   lambda rows, tar: {"s": buf.get("states", idx[rows]), "tar_val": tar})
-    step._update_actor = recorder(record, "actor", step._update_actor,
-                                  lambda rows, adv: {"s": buf.get("states", idx[rows]),
-                                                     "a": buf.get("actions", idx[rows]), "adv": adv})
+    step._update_minibatch = recorder(
+        record, step._update_minibatch,
+        lambda critic_rows, tar, actor_rows, adv: {
+            "critic/s": buf.get("states", idx[critic_rows]), "critic/tar_val": tar,
+            "actor/s": buf.get("states", idx[actor_rows]), "actor/a": buf.get("actions", idx[actor_rows]),
+            "actor/adv": adv})
     compute_vals, compute_new_vals = agent._compute_batch_vals, agent._compute_batch_new_vals
     agent._compute_batch_vals = lambda *a: record.setdefault("vals", compute_vals(*a))
     agent._compute_batch_new_vals = lambda *a: record.setdefault("new_vals", compute_new_vals(*a).copy())
@@ -220,7 +223,7 @@ def our_update(agent, paths):
     agent.iter = UPDATE_ITER
     np.random.seed(SEED)
     agent._train_step()
-    del step._update_critic, step._update_actor, agent._compute_batch_vals, agent._compute_batch_new_vals
+    del step._update_minibatch, agent._compute_batch_vals, agent._compute_batch_new_vals
     agent.logger.dump_tabular()
     record["log"] = dict(agent.logger.last_row)
     record["var"] = {name: v.numpy() for name, v in agent.model.variables.items() if v.trainable}

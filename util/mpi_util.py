@@ -2,7 +2,7 @@
 
 Works as one process without mpiexec: when COMM_WORLD has a single rank every helper returns
 its input (as a copy) without calling MPI. Every rank must call the collectives (reduce_*, bcast,
-allreduce_sum, gather) in the same order, as with MPI itself.
+allreduce_sum*, gather) in the same order, as with MPI itself.
 """
 from functools import lru_cache
 
@@ -44,6 +44,16 @@ def allreduce_sum(x):
         return x.copy()
     out = np.empty_like(x)
     _comm().Allreduce(x, out, op=_mpi().SUM)
+    return out
+
+
+def allreduce_sum_into(x, out):
+    """Element-wise sum over ranks of a contiguous array written into `out` (same dtype and shape,
+    another buffer); x may be read-only (e.g. a view of a TF tensor). Returns out."""
+    if size() == 1:
+        np.copyto(out, x)
+    else:
+        _comm().Allreduce(x, out, op=_mpi().SUM)
     return out
 
 

@@ -15,26 +15,23 @@ from learning.solvers.mpi_solver import MPISolver
 
 
 class MPIAdamSolver(MPISolver):
+    STEP_ARG_SPECS = (tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32))   # b1^t, b2^t
+
     def __init__(self, name, variables, stepsize, beta1=0.9, beta2=0.999, epsilon=1e-8):
         super().__init__(name, variables, stepsize, momentum=0.0)
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
         self.v_slots = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
-        self._apply_adam = tf.function(self._adam_grads)
 
-    def _adam_grads(self, grads, beta1_power, beta2_power):
+    def _apply_grads(self, grads, beta1_power, beta2_power):
         for var, m, v, g in zip(self.variables, self.slots, self.v_slots, grads):
             tf.raw_ops.ResourceApplyAdam(var=var.handle, m=m.handle, v=v.handle, beta1_power=beta1_power,
                                          beta2_power=beta2_power, lr=self.stepsize, beta1=np.float32(self.beta1),
                                          beta2=np.float32(self.beta2), epsilon=np.float32(self.epsilon), grad=g)
 
-    def update(self, grads):
-        """Applies the rank-averaged `grads` (one per variable)."""
-        flat = self.averaged(grads)
-        if flat is None:
-            return
-        self.iter += 1
-        self._apply_adam([tf.constant(g) for g in self._unflat(flat)],
-                         tf.constant(self.beta1 ** self.iter, tf.float32), tf.constant(self.beta2 ** self.iter, tf.float32))
+    def step_args(self):
+        """b1^t and b2^t of the next update (t = iter + 1), float64 powers rounded once."""
+        t = self.iter + 1
+        return tf.constant(self.beta1 ** t, tf.float32), tf.constant(self.beta2 ** t, tf.float32)
 
     def state(self):
         return {**super().state(), "v_slots": [v.numpy() for v in self.v_slots]}

@@ -8,6 +8,12 @@ every rank's variables and raises SolverDesyncError on all ranks if they differ.
 A non-finite averaged gradient (the same on every rank) is not applied: the update is skipped
 with a warning, and MAX_NONFINITE_SKIPS in a row raise NonFiniteUpdateError, so a NaN never
 reaches the parameters or a checkpoint.
+
+The update is also open as TF pieces, for a caller that computes the gradients in its own
+tf.function (learning/solvers/joint_update.py): flatten / unflatten, apply_if_finite(grads,
+step_args) (applies when every element is finite; returns that flag), step_args() (the update's
+Python-side inputs, STEP_ARG_SPECS their signature) and record_update(finite) (the skip count and
+the update count, in Python).
 """
 import zlib
 
@@ -28,6 +34,7 @@ class NonFiniteUpdateError(RunError):
 
 class MPISolver:
     MAX_NONFINITE_SKIPS = 5
+    STEP_ARG_SPECS = ()         # the TensorSpecs of step_args()
 
     def __init__(self, name, variables, stepsize, momentum):
         self.name = name
@@ -38,7 +45,10 @@ class MPISolver:
         self.iter = 0
         self._shapes = [tuple(v.shape) for v in self.variables]
         self._sizes = [int(np.prod(s)) for s in self._shapes]
-        self._apply = tf.function(self._apply_grads)
+        self.size = sum(self._sizes)    # the number of parameters
+        self._ranks = mpi_util.size()
+        self._apply_summed = tf.function(self.apply_summed_if_finite,
+                                         input_signature=[tf.TensorSpec([self.size], tf.float32), self.STEP_ARG_SPECS])
         self.nonfinite_skips = 0        # consecutive updates skipped for non-finite gradients
 
     def _flat(self, arrays):
@@ -55,20 +65,52 @@ class MPISolver:
         for v, value in zip(self.variables, self._unflat(flat)):
             v.assign(value)
 
+    # ---- the update in TF (inside a tf.function) ----
+    def flatten(self, grads):
+        """One float32 vector of the gradients (one per variable)."""
+        return tf.concat([tf.reshape(g, [-1]) for g in grads], axis=0)
+
+    def unflatten(self, flat):
+        return [tf.reshape(part, shape) for part, shape in zip(tf.split(flat, self._sizes), self._shapes)]
+
+    def apply_if_finite(self, grads, step_args):
+        """Applies `grads` (the rank-averaged gradients, one per variable) when all are finite;
+        returns that condition (a bool tensor)."""
+        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in grads])
+
+        def apply():
+            self._apply_grads(grads, *step_args)
+            return tf.constant(True)
+        return tf.cond(finite, apply, lambda: tf.constant(False))
+
+    def apply_summed_if_finite(self, summed, step_args):
+        """apply_if_finite of the rank-summed flat gradient divided by the number of ranks."""
+        if self._ranks > 1:
+            summed = summed / np.float32(self._ranks)
+        return self.apply_if_finite(self.unflatten(summed), step_args)
+
     def _apply_grads(self, grads):
         for v, slot, g in zip(self.variables, self.slots, grads):
             slot.assign(self.momentum * slot + g)
             v.assign_sub(self.stepsize * slot)
 
-    def averaged(self, grads):
-        """The rank-averaged flat gradient, or None (a skipped update) when it is not finite."""
-        flat = mpi_util.allreduce_sum(self._flat(grads)) / np.float32(mpi_util.size())
-        return flat if self.finite_or_skip(flat) else None
+    # ---- the update's Python side ----
+    def step_args(self):
+        """The next update's inputs besides the gradients (tensors of STEP_ARG_SPECS)."""
+        return ()
+
+    def record_update(self, finite):
+        """After apply_if_finite: counts an applied update, or a skipped one (finite_or_skip)."""
+        if self._count_skip(finite):
+            self.iter += 1
 
     def finite_or_skip(self, values):
         """True for finite values; else counts a skipped update, warns, and raises
         NonFiniteUpdateError after MAX_NONFINITE_SKIPS in a row."""
-        if np.isfinite(values).all():
+        return self._count_skip(bool(np.isfinite(values).all()))
+
+    def _count_skip(self, finite):
+        if finite:
             self.nonfinite_skips = 0
             return True
         self.nonfinite_skips += 1
@@ -81,11 +123,8 @@ class MPISolver:
 
     def update(self, grads):
         """Applies the rank-averaged `grads` (one per variable, TF tensors or arrays)."""
-        flat = self.averaged(grads)
-        if flat is None:
-            return
-        self._apply([tf.constant(g) for g in self._unflat(flat)])
-        self.iter += 1
+        summed = mpi_util.allreduce_sum(self._flat(grads))
+        self.record_update(bool(self._apply_summed(summed, self.step_args())))
 
     def sync(self):
         self.set_flat_vars(mpi_util.bcast(self.get_flat_vars()))

@@ -10,6 +10,9 @@
 3. The agent's solvers step: momentum SGD (DeepMimic's), or Adam with ActorOptimizer /
    CriticOptimizer "Adam". Critic loss 0.5 mean (R - V)^2 (+ CriticWeightDecay L2); actor loss: clipped surrogate +
    10 x action-bound loss + ActorWeightDecay x L2 of the non-bias weights (learning/losses.py).
+   Per minibatch both gradients are computed, averaged over the ranks and applied together
+   (learning/solvers/joint_update.py: the two nets share no variable, so this equals stepping
+   the critic and then the actor).
 4. With TarClipFrac >= 0, the actor's step size adapts to the iteration's clip fraction
    (adapt_actor_stepsize; DeepMimic 2018's PPOAgent.update_actor_stepsize, which the 2021 code
    dropped while still reading TarClipFrac). The current step size is in the resume state (the
@@ -23,6 +26,7 @@ import util.mpi_util as mpi_util
 from learning.losses import (ACTION_BOUND_WEIGHT, action_bound_loss, critic_loss, gaussian_logp,
                              ppo_clip_loss, weight_decay_loss)
 from learning.rl_util import normalize_advantages
+from learning.solvers.joint_update import JointUpdate
 from learning.solvers.policy_batch import take_rows
 
 CLIP_FRAC_TOL = 1.5                     # the clip fraction's band: [tar / 1.5, tar * 1.5]
@@ -54,32 +58,38 @@ class PPOStep:
         self.actor_solver, self.critic_solver = actor_solver, critic_solver
         self.mini_batch_size, self.local_mini_batch_size = mini_batch_size, local_mini_batch_size
         self.target_range = target_range
-        cfg = config
         vec = tf.TensorSpec([None], tf.float32)
         bound = tf.TensorSpec([action_size], tf.float32)
         act = tf.TensorSpec([None, action_size], tf.float32)
+        self._update = JointUpdate([critic_solver, actor_solver], self._grads,
+                                   [input_spec, vec, input_spec, act, vec, vec, bound, bound])
 
-        @tf.function(input_signature=[input_spec, vec])
-        def critic_step(inputs, tar_vals):
-            with tf.GradientTape() as tape:
-                loss = critic_loss(tar_vals, model.critic(list(inputs)))
-                if cfg.critic_weight_decay != 0:
-                    loss += cfg.critic_weight_decay * weight_decay_loss(model.critic_vars)
-            return loss, tape.gradient(loss, model.critic_vars)
+    def _critic_grads(self, inputs, tar_vals):
+        """The critic's loss and its gradients (TF)."""
+        cfg, model = self.config, self.model
+        with tf.GradientTape() as tape:
+            loss = critic_loss(tar_vals, model.critic(list(inputs)))
+            if cfg.critic_weight_decay != 0:
+                loss += cfg.critic_weight_decay * weight_decay_loss(model.critic_vars)
+        return loss, tape.gradient(loss, model.critic_vars)
 
-        @tf.function(input_signature=[input_spec, act, vec, vec, bound, bound])
-        def actor_step(inputs, norm_a, old_logp, adv, norm_bound_min, norm_bound_max):
-            with tf.GradientTape() as tape:
-                norm_mean = model.actor_mean(list(inputs))
-                logp = gaussian_logp(norm_a, norm_mean, model.logstd)
-                loss, clip_frac = ppo_clip_loss(logp, old_logp, adv, cfg.ratio_clip)
-                loss += ACTION_BOUND_WEIGHT * action_bound_loss(norm_mean, norm_bound_min, norm_bound_max)
-                if cfg.actor_weight_decay != 0:
-                    loss += cfg.actor_weight_decay * weight_decay_loss(model.actor_vars)
-            return loss, clip_frac, tape.gradient(loss, model.actor_vars)
+    def _actor_grads(self, inputs, norm_a, old_logp, adv, norm_bound_min, norm_bound_max):
+        """The actor's loss, clip fraction and gradients (TF)."""
+        cfg, model = self.config, self.model
+        with tf.GradientTape() as tape:
+            norm_mean = model.actor_mean(list(inputs))
+            logp = gaussian_logp(norm_a, norm_mean, model.logstd)
+            loss, clip_frac = ppo_clip_loss(logp, old_logp, adv, cfg.ratio_clip)
+            loss += ACTION_BOUND_WEIGHT * action_bound_loss(norm_mean, norm_bound_min, norm_bound_max)
+            if cfg.actor_weight_decay != 0:
+                loss += cfg.actor_weight_decay * weight_decay_loss(model.actor_vars)
+        return loss, clip_frac, tape.gradient(loss, model.actor_vars)
 
-        self._critic_step = critic_step
-        self._actor_step = actor_step
+    def _grads(self, critic_inputs, tar_vals, actor_inputs, *actor_args):
+        """A minibatch's (critic loss, actor loss, clip fraction) and [critic grads, actor grads]."""
+        c_loss, c_grads = self._critic_grads(critic_inputs, tar_vals)
+        a_loss, clip_frac, a_grads = self._actor_grads(actor_inputs, *actor_args)
+        return (c_loss, a_loss, clip_frac), [c_grads, a_grads]
 
     def step(self, batch, iteration):
         """One iteration's step on `batch` (a PolicyBatch); the log columns in order. iteration:
@@ -103,9 +113,10 @@ class PPOStep:
                 actor_sel = rows % exp_order.size
                 reshuffle = actor_sel[-1] < actor_sel[0] or actor_sel[-1] == exp_order.size - 1
                 actor_k = exp_order[actor_sel]
-                totals["critic_loss"] += self._update_critic(batch, critic_pos, tar_vals[critic_pos])
-                actor_loss, clip_frac = self._update_actor(batch, exp_pos[actor_k], adv[actor_k])
-                totals["actor_loss"] += abs(actor_loss)
+                c_loss, a_loss, clip_frac = self._update_minibatch(
+                    batch, critic_pos, tar_vals[critic_pos], exp_pos[actor_k], adv[actor_k])
+                totals["critic_loss"] += c_loss
+                totals["actor_loss"] += abs(a_loss)
                 totals["clip_frac"] += clip_frac
                 if reshuffle:
                     np.random.shuffle(exp_order)
@@ -129,15 +140,11 @@ class PPOStep:
             stepsize = float(stepsize_var.numpy())
         return stepsize
 
-    def _update_critic(self, batch, pos, tar_vals):
-        loss, grads = self._critic_step(take_rows(batch.critic_inputs, pos), tar_vals.astype(np.float32))
-        self.critic_solver.update(grads)
-        return float(loss)
-
-    def _update_actor(self, batch, pos, adv):
-        loss, clip_frac, grads = self._actor_step(
-            take_rows(batch.inputs, pos), batch.norm_actions[pos].astype(np.float32),
-            batch.logps[pos].astype(np.float32), adv.astype(np.float32), batch.norm_bound_min,
-            batch.norm_bound_max)
-        self.actor_solver.update(grads)
-        return float(loss), float(clip_frac)
+    def _update_minibatch(self, batch, critic_pos, tar_vals, actor_pos, adv):
+        """Steps the critic on the rows critic_pos (targets tar_vals) and the actor on the rows
+        actor_pos (advantages adv); (critic loss, actor loss, clip fraction)."""
+        outputs = self._update(take_rows(batch.critic_inputs, critic_pos), tar_vals.astype(np.float32),
+                               take_rows(batch.inputs, actor_pos), batch.norm_actions[actor_pos].astype(np.float32),
+                               batch.logps[actor_pos].astype(np.float32), adv.astype(np.float32),
+                               batch.norm_bound_min, batch.norm_bound_max)
+        return tuple(float(x) for x in outputs)
