@@ -31,7 +31,7 @@ mean body position error is at most --max_body_pos_err (0.08 m); the skill is le
 one of the --episodes fixed-seed episodes succeeds. The reward per decision is reported, not gated
 on (clips' reward scales differ).
 
-Stopping and going on: Ctrl-C, SIGTERM, the end of a session or SIGKILL may stop it at any moment;
+Stopping and going on: Ctrl-C, SIGTERM, a closed terminal or SIGKILL may stop it at any moment;
 rerun with --resume on the same folder (--clip goes on by itself). The training saves its checkpoint
 every OutputIters iterations and on a signal (a training child whose parent dies gets SIGTERM), so
 at most those iterations are redone; a point is keyed by the checkpoint's iteration, so a checkpoint
@@ -97,9 +97,14 @@ def train_chunk(cfg, target_samples):
         cmd += ["--resume", "true"]
     print(f"training to {int(target_samples):,} samples: {' '.join(cmd[1:])}", flush=True)
     with open(out / "train_stdout.txt", "a") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=log, stderr=subprocess.STDOUT,
-                                preexec_fn=_die_with_parent)
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE if cfg.get("echo") else log,
+                                stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
         try:
+            if cfg.get("echo"):             # the skill command: the optimizer's progress lines here too
+                for line in proc.stdout:
+                    log.write(line)
+                    log.flush()
+                    print(line, end="", flush=True)
             return proc.wait()
         except KeyboardInterrupt:
             proc.send_signal(signal.SIGINT)       # the optimizer saves after its current iteration
@@ -305,7 +310,8 @@ def load_or_start(args):
            "eval_seed": args.eval_seed, "eval_every": args.eval_every, "max_samples": args.max_samples,
            "episodes": args.episodes, "episode_time": args.episode_time,
            "max_body_pos_err": args.max_body_pos_err, "label": args.label, "json": args.json, "plot": args.plot,
-           "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip}
+           "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
+           "echo": bool(args.clip)}
     if curve_path.is_file():
         if not args.resume:
             raise SystemExit(f"time_to_skill: {curve_path} exists: pass --resume to go on with that run")

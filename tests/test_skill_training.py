@@ -85,6 +85,7 @@ def test_skill_command_trains_ships_and_goes_on(tmp_path):
     first = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
     assert "shipped:" in first.stdout
+    assert "agent 0 iter" in first.stdout                                      # training's progress, here too
     curve = json.loads((tmp_path / "run/time_to_skill.json").read_text())
     point = curve["points"][-1]
     assert curve["reached"]["iteration"] == point["iteration"] and curve["shipped"]
