@@ -440,7 +440,7 @@ def main(argv=None):
     except ValueError as e:
         raise SystemExit(f"time_to_skill: {e}")
     except (Interrupted, KeyboardInterrupt) as e:
-        print(f"time_to_skill: stopped ({e or 'Ctrl-C'}); {len(curve['points'])} points kept in "
+        print(f"time_to_skill: stopped ({str(e) or 'Ctrl-C'}); {len(curve['points'])} points kept in "
               f"{Path(cfg['output']) / CURVE_NAME}; rerun with --resume to go on", flush=True)
         return 130
     return 0
