@@ -78,8 +78,8 @@ def mpiexec_env():
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    env.update({k: v for k, v in MPI_WAIT_ENV.items() if k not in env})
-    env.update({k: v for k, v in QUIET_ENV.items() if k not in env})
+    for key, value in {**MPI_WAIT_ENV, **QUIET_ENV}.items():
+        env.setdefault(key, value)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
 

@@ -18,8 +18,9 @@ import numpy as np
 
 from app.rollout import WorldHooks, update_world
 from env.env import FRAME_TIME, Terminate
-from env.style_error import STYLE_ERRORS, EpisodeStyle, circular_mean
-from env.tracking_error import SUCCESS_BODY_POS_ERR, TRACKING_ERRORS, EpisodeTracking, is_success
+from env.style_error import STYLE_ERRORS, circular_mean
+from env.tracking_error import SUCCESS_BODY_POS_ERR, TRACKING_ERRORS, is_success
+from learning.test_metrics import EpisodeMetrics
 from util.atomic_write import write_json
 
 
@@ -47,12 +48,9 @@ class EpisodeRecorder(WorldHooks):
         super().__init__(world)
         self.env, self.agent, self.agent_id = world.env, world.agents[agent_id], agent_id
         self.max_episode_time, self.success_body_pos_err = max_episode_time, success_body_pos_err
-        self.tracked = self.env.calc_tracking_error(agent_id) is not None
-        self.styled = self.env.calc_style_error(agent_id) is not None
+        self.metrics = EpisodeMetrics(self.env, agent_id)
         self.stats = []
         self.terms = []             # the reward terms of each decision of the episode
-        self.tracking = EpisodeTracking()
-        self.style = EpisodeStyle()
         self.elapsed = 0.0          # the episode's time, summed over the updates
 
     def before_update(self, timestep):
@@ -65,10 +63,7 @@ class EpisodeRecorder(WorldHooks):
     def _record_terms(self):
         if len(self.agent.path.rewards) > len(self.terms):
             self.terms.append(self.env.get_reward_terms(self.agent_id))
-            if self.tracked:
-                self.tracking.add(self.env.calc_tracking_error(self.agent_id))
-            if self.styled:
-                self.style.add(self.env.calc_style_error(self.agent_id))
+            self.metrics.add_decision()
 
     def on_episode_end(self):
         self._record_terms()
@@ -76,15 +71,13 @@ class EpisodeRecorder(WorldHooks):
         rewards = path.rewards
         names = terms[0].keys() if terms else ()
         fell = path.terminate == Terminate.Fail
-        means = self.tracking.means() if self.tracked else {}
+        means, style = self.metrics.means()
         self.stats.append(EpisodeStats(
             length_s=self.elapsed, fell=fell,
             mean_reward=float(np.mean(rewards)) if rewards else 0.0, num_decisions=len(rewards),
             reward_terms={k: float(np.mean([t[k] for t in terms])) for k in names}, tracking=means,
-            success=is_success(fell, means["body_pos_err"], self.success_body_pos_err) if self.tracked else None,
-            style=self.style.means() if self.styled else {}, episode_return=float(np.sum(rewards))))
-        self.tracking = EpisodeTracking()
-        self.style = EpisodeStyle()
+            success=is_success(fell, means["body_pos_err"], self.success_body_pos_err) if means else None,
+            style=style, episode_return=float(np.sum(rewards))))
         self._next_episode()
 
     def on_invalid_episode(self):
@@ -93,6 +86,7 @@ class EpisodeRecorder(WorldHooks):
     def _next_episode(self):
         self.elapsed = 0.0
         self.terms.clear()
+        self.metrics.reset()
 
 
 def evaluate(world, num_episodes, agent_id=0, max_episode_time=None, success_body_pos_err=SUCCESS_BODY_POS_ERR):

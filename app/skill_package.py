@@ -35,29 +35,25 @@ NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers")
 
 
 def read_run_args(run_dir):
-    """[(key, [values])] of run_dir/args.txt, in order; ValueError naming the file."""
-    path = Path(run_dir) / RUN_ARGS
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read the run's resolved arguments ({err.strerror})") from None
+    """[(key, [values])] of run_dir/args.txt, in order (util/arg_parser.py's reading, so quoted
+    values stay whole); ValueError (ArgError) naming the file."""
     from util.arg_parser import ArgParser
 
     parser = ArgParser()
-    parser.load_args(text.split(), source=str(path))
+    parser.load_file(Path(run_dir) / RUN_ARGS)
     return list(parser.table.items())
 
 
 def agent_texts(run_dir, run_args):
-    """The text of each agent file of the run (the copy beside args.txt, else the named file)."""
+    """{file name: text} of each agent file of the run (the copy beside args.txt, else the named
+    file), in order."""
     from util.paths import resolve_data_path
 
-    texts = []
+    texts = {}
     for name in dict(run_args).get("agent_files", []):
-        if name == "none":
-            continue
-        copy = Path(run_dir) / Path(name).name
-        texts.append((copy if copy.is_file() else resolve_data_path(name)).read_text())
+        if name != "none":
+            copy = Path(run_dir) / Path(name).name
+            texts[copy.name] = (copy if copy.is_file() else resolve_data_path(name)).read_text()
     return texts
 
 
@@ -89,7 +85,7 @@ def git_commit(root=None):
 def provenance(run_dir, root=None):
     """The commit of the code at root and the hash of run_dir's experiment (module docstring)."""
     run_args = read_run_args(run_dir)
-    return {**git_commit(root), "args_sha256": args_sha256(run_args, agent_texts(run_dir, run_args))}
+    return {**git_commit(root), "args_sha256": args_sha256(run_args, agent_texts(run_dir, run_args).values())}
 
 
 def package_name(clip):
@@ -141,10 +137,9 @@ def write_package(clip, run_dir, point, checkpoint, curve_config, dest, args_dir
             shutil.copy2(src, staging / f"{MODEL_NAME}{suffix}")
     if not (staging / f"{MODEL_NAME}.index").is_file():
         raise ValueError(f"{checkpoint}: no checkpoint to ship")
-    local_agents = []
-    for name, text in zip([a for a in agents if a != "none"], agent_texts(run_dir, run_args)):
-        write_text(staging / Path(name).name, text)
-        local_agents.append(Path(name).name)
+    texts = agent_texts(run_dir, run_args)
+    for name, text in texts.items():
+        write_text(staging / name, text)
     metadata = {
         "clip": clip, "checkpoint": MODEL_NAME,
         **{k: point.get(k) for k in ("commit", "commit_dirty", "args_sha256")},
@@ -154,12 +149,13 @@ def write_package(clip, run_dir, point, checkpoint, curve_config, dest, args_dir
         "criterion": {k: curve_config.get(k) for k in ("episodes", "episode_time", "max_body_pos_err", "eval_seed")},
         "recipe_arg_file": curve_config.get("arg_file"),
         "args": [" ".join(["--" + k, *v]) for k, v in run_args],
-        "agent_files": dict(zip(local_agents, (json.loads(t) for t in agent_texts(run_dir, run_args)))),
+        "agent_files": {name: json.loads(text) for name, text in texts.items()},
     }
     write_json(staging / METADATA_NAME, metadata)
     staging.rename(final)
     rel = final.relative_to(root) if final.is_relative_to(root) else final
-    played = [(k, [str(rel / Path(a).name) for a in agents] if k == "agent_files" else v) for k, v in run_args]
+    played = [(k, [a if a == "none" else str(rel / Path(a).name) for a in agents] if k == "agent_files" else v)
+              for k, v in run_args]
     write_text(args_dir / run_args_name(clip),
                run_args_text(clip, played, rel / MODEL_NAME, rel / METADATA_NAME))
     return final

@@ -54,25 +54,23 @@ import time
 from pathlib import Path
 
 from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, run_worker
-from app.skill_package import check_free, provenance, run_args_name, write_package
+from app.skill_package import MODEL_NAME, check_free, provenance, run_args_name, write_package
 from util.atomic_write import atomic_path, write_json
 from util.log_plot import read_log
 from util.paths import project_root
 
 ROOT = project_root()
 SKILL_CLIPS = ("walk", "run", "jump", "backflip", "spinkick", "cartwheel")
+CURVE_NAME = "time_to_skill.json"
+LOG_NAME = "agent0_log.txt"
+INT_MODELS = Path("intermediate") / "agent0_models"
+PR_SET_PDEATHSIG = 1
+BUDGET_TOLERANCE = 0.1      # --compare --at: a point within 10% of a budget stands for it
 
 
 def clip_arg_file(clip):
     """The recipe's args file of a clip (DeepMimic's per-clip file with the recipe's options)."""
     return f"args/train_humanoid3d_{clip}_fast_args.txt"
-
-CURVE_NAME = "time_to_skill.json"
-MODEL_NAME = "agent0_model.ckpt"
-LOG_NAME = "agent0_log.txt"
-INT_MODELS = Path("intermediate") / "agent0_models"
-PR_SET_PDEATHSIG = 1
-BUDGET_TOLERANCE = 0.1      # --compare --at: a point within 10% of a budget stands for it
 
 
 class Interrupted(Exception):

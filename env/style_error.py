@@ -17,6 +17,7 @@ standing (docs/README_amp.md, the calibration), the speed does.
 """
 import numpy as np
 
+from env.amp_obs import heading_inverse_matrix
 from env.anim.kin_character import KinCharacter
 from util import math_util
 
@@ -25,13 +26,9 @@ STYLE_METRICS = STYLE_ERRORS + ("heading",)         # heading: circular mean
 
 
 def heading_frame_offsets(joint_pos, root_rot):
-    """(..., n, 3): each joint relative to the root (row 0), turned by minus the root's heading
-    about the vertical axis. joint_pos (..., n, 3), root_rot (..., 4) [w, x, y, z]."""
-    h = math_util.quat_heading(root_rot)
-    c, s = np.cos(h)[..., None], np.sin(h)[..., None]
-    d = joint_pos - joint_pos[..., :1, :]
-    # H(-h) = [[c, 0, -s], [0, 1, 0], [s, 0, c]] (env/amp_obs.heading_inverse_matrix)
-    return np.stack([c * d[..., 0] - s * d[..., 2], d[..., 1], s * d[..., 0] + c * d[..., 2]], axis=-1)
+    """(n, 3): each joint relative to the root (row 0), turned by minus the root's heading about the
+    vertical axis (env/amp_obs.heading_inverse_matrix). joint_pos (n, 3), root_rot (4,) [w, x, y, z]."""
+    return (joint_pos - joint_pos[0]) @ heading_inverse_matrix(root_rot).T
 
 
 def circular_mean(angles):
@@ -51,8 +48,8 @@ class StyleReference:
     def from_motions(cls, motions, char_desc):
         """Every keyframe of every clip, through env/anim's forward kinematics (one call per clip)."""
         kin = KinCharacter(char_desc)
-        return cls(np.concatenate([heading_frame_offsets(kin.calc_joint_world(m.frames)[0], m.frames[:, 3:7])
-                                   for m in motions]))
+        return cls([heading_frame_offsets(joints, frame[3:7]) for m in motions
+                    for joints, frame in zip(kin.calc_joint_world(m.frames)[0], m.frames)])
 
     @property
     def num_frames(self):

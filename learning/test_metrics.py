@@ -23,13 +23,37 @@ STYLE_COLUMNS = tuple("Test_" + name.title() for name in STYLE_METRICS)
 FALL_COLUMN, SUCCESS_COLUMN = "Test_Fall_Rate", "Test_Success_Rate"
 
 
-class TestMetrics:
-    __test__ = False    # not a pytest class
+class EpisodeMetrics:
+    """One episode's imitation and style metrics of an agent's env (those it reports), summed
+    after every decision's reward; also app/evaluate.py's per-episode figures."""
 
     def __init__(self, env, agent_id):
         self.env, self.id = env, agent_id
         self.tracked = env.calc_tracking_error(agent_id) is not None
         self.styled = env.calc_style_error(agent_id) is not None
+        self.reset()
+
+    def reset(self):
+        self.tracking, self.style = EpisodeTracking(), EpisodeStyle()
+
+    def add_decision(self):
+        """The metrics now (after a decision's reward) into the episode's sums."""
+        if self.tracked:
+            self.tracking.add(self.env.calc_tracking_error(self.id))
+        if self.styled:
+            self.style.add(self.env.calc_style_error(self.id))
+
+    def means(self):
+        """({tracking error: episode mean}, {style metric: episode mean}), empty where not reported."""
+        return (self.tracking.means() if self.tracked else {}), (self.style.means() if self.styled else {})
+
+
+class TestMetrics:
+    __test__ = False    # not a pytest class
+
+    def __init__(self, env, agent_id):
+        self.episode = EpisodeMetrics(env, agent_id)
+        self.tracked, self.styled = self.episode.tracked, self.episode.styled
         self.columns = ((TRACKING_COLUMNS if self.tracked else ()) + (STYLE_COLUMNS if self.styled else ())
                         + ((FALL_COLUMN,) if self.tracked or self.styled else ())
                         + ((SUCCESS_COLUMN,) if self.tracked else ()))
@@ -45,30 +69,22 @@ class TestMetrics:
         # heading, fall, success (the parts this env reports)
         self._sums = np.zeros((len(TRACKING_ERRORS) if self.tracked else 0)
                               + (len(STYLE_ERRORS) + 2 if self.styled else 0) + 2)
-        self._start_episode()
-
-    def _start_episode(self):
-        self._tracking, self._style = EpisodeTracking(), EpisodeStyle()
+        self.episode.reset()
 
     def add_decision(self):
-        """The metrics now (after a decision's reward) into the episode's sums."""
-        if self.tracked:
-            self._tracking.add(self.env.calc_tracking_error(self.id))
-        if self.styled:
-            self._style.add(self.env.calc_style_error(self.id))
+        self.episode.add_decision()
 
     def end_episode(self, fell):
         """The finished episode's means, fall and success into the phase's sums."""
+        tracking, style = self.episode.means()
         row, success = [], False
         if self.tracked:
-            means = self._tracking.means()
-            row += [means[name] for name in TRACKING_ERRORS]
-            success = is_success(fell, means["body_pos_err"])
+            row += [tracking[name] for name in TRACKING_ERRORS]
+            success = is_success(fell, tracking["body_pos_err"])
         if self.styled:
-            means = self._style.means()
-            row += [means[name] for name in STYLE_ERRORS] + [np.sin(means["heading"]), np.cos(means["heading"])]
+            row += [style[name] for name in STYLE_ERRORS] + [np.sin(style["heading"]), np.cos(style["heading"])]
         self._sums += row + [float(fell), float(success)]
-        self._start_episode()
+        self.episode.reset()
 
     def end_phase(self, global_count):
         """Collective: the phase's averages over every rank's episodes (global_count of them)."""
