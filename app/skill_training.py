@@ -396,7 +396,9 @@ def parse_args(argv):
     if args.clip:
         args.arg_file = args.arg_file or clip_arg_file(args.clip)
         args.output = args.output or str(ROOT / "output" / "skills" / args.clip)
-        args.resume = args.resume or (Path(args.output) / CURVE_NAME).is_file()
+        # go on with a run there, also one stopped before its first evaluation (no curve yet)
+        args.resume = args.resume or any((Path(args.output) / name).is_file()
+                                         for name in (CURVE_NAME, f"{MODEL_NAME}.resume.npz"))
         args.ship = True
     elif args.ship:
         p.error("--ship needs --clip (the skill's name)")

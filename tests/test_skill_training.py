@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.skill_package import args_sha256, git_commit, provenance, read_run_args
-from app.skill_training import criterion_met, episode_successes
+from app.skill_training import criterion_met, episode_successes, parse_args
 from tests.test_time_to_skill import tiny_agent
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,6 +116,15 @@ def test_skill_command_trains_ships_and_goes_on(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     assert "criterion met" in again.stdout and "training to" not in again.stdout
     assert (tmp_path / "run/train_stdout.txt").read_text() == log_before
+
+
+@pytest.mark.parametrize("left", ["time_to_skill.json", "agent0_model.ckpt.resume.npz"])
+def test_the_skill_command_goes_on_with_a_run_it_finds(tmp_path, left):
+    """A run stopped after an evaluation (a curve) or before its first one (only a resume state)."""
+    assert not parse_args(["--clip", "walk", "--output", str(tmp_path)]).resume
+    (tmp_path / left).write_text("")
+    assert parse_args(["--clip", "walk", "--output", str(tmp_path)]).resume
+    assert not parse_args(["--arg_file", "args/train_humanoid3d_walk_fast_args.txt", "--output", str(tmp_path)]).resume
 
 
 def test_shipping_over_a_package_is_refused_before_training(tmp_path):
