@@ -192,6 +192,7 @@ def run_record_demos(argv, options):
 
     from app.build import load_world
     from app.record_demos import record_demos
+    from app.skill_package import git_commit
     from learning.demos import save_demos
     world = load_world(argv, enable_draw=False)
     try:
@@ -204,6 +205,7 @@ def run_record_demos(argv, options):
     finally:
         world.shutdown()
     data.metadata["command"] = shlex.join([".venv/bin/python", "DeepMimic.py", *argv])
+    data.metadata.update(git_commit())
     save_demos(options.record_demos, data)
     meta = data.metadata
     print(f"{data.num_steps} steps in {data.num_episodes} episodes ({meta['falls']} falls, mean env reward "

@@ -11,7 +11,8 @@ A dataset is one `.npz` (np.savez_compressed) plus a human-readable copy of its 
     metadata        ()     str       the JSON metadata (the sidecar .json is a copy for reading)
 Metadata: what the data came from (scene, motion, character, the expert's controller, layout, agent
 and model file, mean or sampled actions, rates, the exact command) and the layout it is written in
-(layout, state_size, action_size, enable_phase_input, record_world_root_pos/rot, query_rate).
+(layout, state_size, action_size, enable_phase_input, record_world_root_pos/rot,
+action_relative_to_reference, tar_obs_steps, query_rate).
 
 The states and actions are in the layout of the scene GAIL trains in (app/record_demos.py converts
 an expert's own layout). Loading checks the file's own consistency and, against an env, its sizes
@@ -32,7 +33,9 @@ FORMAT_VERSION = 1
 ARRAYS = ("states", "actions", "times", "episode_starts", "episode_terminates")
 # fields of the metadata compared with the scene's (scene_layout) when a dataset is loaded for training
 LAYOUT_FIELDS = ("state_size", "action_size", "layout", "enable_phase_input", "record_world_root_pos",
-                 "record_world_root_rot")
+                 "record_world_root_rot", "action_relative_to_reference", "tar_obs_steps")
+# the value of a field that a dataset's metadata or a scene's layout leaves out (imitate's options off)
+LAYOUT_DEFAULTS = {"action_relative_to_reference": False, "tar_obs_steps": []}
 
 
 @dataclass
@@ -52,6 +55,16 @@ class DemoDataset:
     @property
     def num_episodes(self):
         return len(self.episode_starts)
+
+    def first_episodes(self, n):
+        """The dataset of its first n episodes (the metadata's counts are the subset's, with
+        file_num_episodes the file's)."""
+        if not 1 <= n <= self.num_episodes:
+            raise ValueError(f"{self.source}: --demo_episodes {n}: the file holds {self.num_episodes} episodes")
+        end = int(self.episode_starts[n]) if n < self.num_episodes else self.num_steps
+        meta = {**self.metadata, "num_steps": end, "num_episodes": n, "file_num_episodes": self.num_episodes}
+        return DemoDataset(self.states[:end], self.actions[:end], self.times[:end], self.episode_starts[:n],
+                           self.episode_terminates[:n], meta, self.source)
 
 
 def metadata_path(path):
@@ -142,13 +155,17 @@ def scene_layout(env, agent_id=0):
 def check_against(data, expected, path):
     """ValueError naming the file and the first field of `expected` that the dataset differs in."""
     for name in LAYOUT_FIELDS:
-        if name in expected and data.metadata.get(name) != expected[name]:
-            raise ValueError(f"{path}: {name}: {data.metadata.get(name)!r} in the demonstrations, "
-                             f"{expected[name]!r} in the scene (record them in the training scene's layout)")
+        if name not in expected and name not in LAYOUT_DEFAULTS:
+            continue
+        theirs = data.metadata.get(name, LAYOUT_DEFAULTS.get(name))
+        ours = expected.get(name, LAYOUT_DEFAULTS.get(name))
+        if theirs != ours:
+            raise ValueError(f"{path}: {name}: {theirs!r} in the demonstrations, "
+                             f"{ours!r} in the scene (record them in the training scene's layout)")
 
 
-def load_demos_for(path, env, agent_id=0):
-    """load_demos, then check_against the scene of env."""
+def load_demos_for(path, env, agent_id=0, num_episodes=0):
+    """load_demos, then check_against the scene of env; num_episodes > 0 keeps the first ones."""
     data = load_demos(path)
     check_against(data, scene_layout(env, agent_id), path)
-    return data
+    return data.first_episodes(num_episodes) if num_episodes else data

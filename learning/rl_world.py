@@ -62,12 +62,13 @@ class RLWorld:
 
     def load_demos(self, agent_id, agent_type):
         """The demonstrations --demo_file names, checked against the env (for agents that learn
-        from them: NEEDS_DEMOS)."""
+        from them: NEEDS_DEMOS); --demo_episodes N > 0 keeps the file's first N episodes."""
         demo_file = self.arg_parser.parse_string("demo_file")
         if not demo_file:
             raise ConfigError(f"AgentType: {agent_type} needs --demo_file (a dataset written by DeepMimic.py "
                               "--record_demos)")
-        return load_demos_for(demo_file, self.env, agent_id)
+        num_episodes = self.arg_parser.parse_int("demo_episodes", 0, at_least=0)
+        return load_demos_for(demo_file, self.env, agent_id, num_episodes)
 
     def set_enable_training(self, enable):
         """Training on or off for every agent (as train_agents allows); the env's mode follows

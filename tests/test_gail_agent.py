@@ -141,6 +141,21 @@ def test_demo_sizes_checked_against_the_env(tmp_path, demo_file):
         RLWorld(ShapedEnv(6, 2), toy_args(agent_file, "--demo_file", demo_file))
 
 
+def test_demo_episodes_keeps_the_first_ones(tmp_path, demo_file):
+    """--demo_episodes N: the discriminator's expert samples are the file's first N episodes."""
+    from learning.demos import load_demos
+    full = load_demos(demo_file)
+    assert full.num_episodes >= 3
+    world = make_world(tmp_path, demo_file, "--demo_episodes", "2")
+    agent = world.agents[0]
+    end = full.episode_starts[2]
+    assert agent.demos.num_episodes == 2 and agent.demos.metadata["num_steps"] == end
+    np.testing.assert_array_equal(agent.expert_x[:, :full.states.shape[1]], full.states[:end].astype(np.float64))
+    with pytest.raises(ValueError, match=rf"toy_demos.npz: --demo_episodes {full.num_episodes + 1}: the file "
+                                         rf"holds {full.num_episodes} episodes"):
+        make_world(tmp_path, demo_file, "--demo_episodes", str(full.num_episodes + 1))
+
+
 def test_project_agent_files():
     _, ppo, _ = load_agent_config("data/agents/ct_agent_humanoid_gail.txt")
     _, trpo, _ = load_agent_config("data/agents/ct_agent_humanoid_gail_trpo.txt")

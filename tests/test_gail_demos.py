@@ -1,7 +1,9 @@
 """Demonstration datasets (learning/demos.py, recorded by app/record_demos.py): the 2018 -> 2021 action conversion is exact, the
 recorded states are what a 2021 scene records in the same physical state, a short recording
 round-trips through the file, mismatched or broken files are refused with one line naming the file
-and the field, and the shipped dataset matches the GAIL training scene."""
+and the field, and the shipped dataset matches the GAIL training scene. The project's trained walk
+(actions relative to the reference, reference poses in the state) records in its own layout, or
+in the plain training layout through its PD targets."""
 import json
 import subprocess
 import sys
@@ -11,14 +13,15 @@ import numpy as np
 import pytest
 
 from app.build import build_world
-from app.record_demos import ActionConverter, TargetLayout, record_demos
+from app.record_demos import TargetLayout, record_demos
 from env.deepmimic_env import DeepMimicEnv
-from learning.demos import check_against, load_demos, load_demos_for, save_demos, scene_layout
+from learning.demos import LAYOUT_DEFAULTS, check_against, load_demos, load_demos_for, save_demos, scene_layout
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_2018 = str(ROOT / "args/run_humanoid3d_walk_args.txt")
 TRAIN_GAIL = str(ROOT / "args/train_gail_humanoid3d_walk_args.txt")
+RUN_TRAINED = str(ROOT / "args/run_humanoid3d_walk_trained_args.txt")
 SHIPPED = ROOT / "data/demos/humanoid3d_walk_demos.npz"
 
 
@@ -55,8 +58,6 @@ def test_2018_actions_convert_exactly(expert_world):
         np.testing.assert_allclose(same_rotations(q_src, q_dst), 1.0, atol=1e-12)
         np.testing.assert_array_equal(rev_src, rev_dst)
         assert np.all(np.linalg.norm(converted[dst.sph_cols], axis=1) <= np.pi + 1e-12)
-    same = ActionConverter(dst, dst)
-    np.testing.assert_array_equal(same(np.arange(28.0)), np.arange(28.0))
 
 
 def test_recorded_states_are_the_training_scenes(expert_world, train_env):
@@ -72,7 +73,7 @@ def test_recorded_states_are_the_training_scenes(expert_world, train_env):
         other.sim_char.set_state(pose, vel)
         other.ctrl.time = scene.ctrl.time
         other._touch()
-        np.testing.assert_allclose(target.record_state(), train_env.record_state(0), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(target.record_state(scene.record_state(0)), train_env.record_state(0), rtol=1e-9, atol=1e-9)
 
 
 def test_short_recording_round_trip(expert_world, train_env, tmp_path):
@@ -112,16 +113,28 @@ def test_broken_files_name_the_field(tmp_path):
         check_against(data, {**data.metadata, "record_world_root_rot": False}, "x.npz")
 
 
-def test_shipped_dataset_matches_the_gail_scene(train_env):
-    assert SHIPPED.stat().st_size < 2_000_000
-    data = load_demos_for(SHIPPED, train_env)
+@pytest.mark.parametrize("name, run_args, steps, reward", [
+    ("humanoid3d_walk_demos", "run_humanoid3d_walk_args.txt", 1500, 0.8),
+    ("humanoid3d_walk_trained_demos", "run_humanoid3d_walk_trained_args.txt", 3000, 0.9)])
+def test_shipped_datasets_match_the_gail_scene(train_env, name, run_args, steps, reward):
+    """The wheel's walk (10 episodes of 5 s) and the project's trained walk (5 of 20 s)."""
+    path = ROOT / "data/demos" / f"{name}.npz"
+    assert path.stat().st_size < 3_500_000
+    data = load_demos_for(path, train_env)
     meta = data.metadata
-    assert 1000 <= data.num_steps <= 3000
-    assert {k: meta[k] for k in scene_layout(train_env)} == scene_layout(train_env)
-    assert meta["command"].startswith(".venv/bin/python DeepMimic.py --arg_file args/run_humanoid3d_walk_args.txt")
-    assert "--record_demos data/demos/humanoid3d_walk_demos.npz" in meta["command"]
-    assert meta["falls"] == 0 and meta["mean_env_reward"] > 0.8
-    assert json.loads(SHIPPED.with_suffix(".json").read_text()) == meta
+    assert data.num_steps == steps
+    assert {k: meta.get(k, LAYOUT_DEFAULTS.get(k)) for k in scene_layout(train_env)} == scene_layout(train_env)
+    assert meta["command"].startswith(f".venv/bin/python DeepMimic.py --arg_file args/{run_args}")
+    assert f"--record_demos data/demos/{name}.npz" in meta["command"]
+    assert meta["falls"] == 0 and meta["mean_env_reward"] > reward
+    assert json.loads(path.with_suffix(".json").read_text()) == meta
+
+
+def test_trained_walk_dataset_names_its_policy():
+    meta = load_demos(ROOT / "data/demos/humanoid3d_walk_trained_demos.npz").metadata
+    assert meta["expert"]["policy_metadata"] == "data/policies/humanoid3d_walk_trained/metadata.json"
+    assert meta["commit"] and meta["commit_dirty"] is False
+    assert meta["expert"]["action_relative_to_reference"] is True and meta["action_relative_to_reference"] is False
 
 
 def test_record_demos_command_line(tmp_path):
@@ -136,3 +149,69 @@ def test_record_demos_command_line(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == ["DeepMimic.py: error: --demo_actions: expected mean or sample, got 'best'"]
+
+
+@pytest.fixture(scope="module")
+def trained_world():
+    world = build_world(load_args(["--arg_file", RUN_TRAINED, "--rand_seed", "3"]))
+    yield world
+    world.shutdown()
+
+
+def test_trained_walk_records_in_its_own_layout(trained_world, tmp_path):
+    """Without --demo_ctrl_file the project's walk is recorded as its policy saw and acted: the
+    states it decided on and its relative actions, the scene's options in the metadata; a scene
+    with the same args takes the file, the plain GAIL scene and one without relative actions are
+    refused naming the field."""
+    agent, scene = trained_world.agents[0], trained_world.env
+    seen = []
+    calc_action = agent.calc_action
+
+    def spy(s, g, noise=None):
+        a = calc_action(s, g, noise)
+        seen.append((np.array(s), np.array(a)))
+        return a
+
+    agent.calc_action = spy
+    try:
+        data = record_demos(trained_world, 1, episode_time=0.3, log=lambda line: None)
+    finally:
+        agent.calc_action = calc_action
+    assert data.states.shape == (9, scene.get_state_size(0)) and scene.get_state_size(0) > 227
+    np.testing.assert_array_equal(data.states, np.array([s for s, _ in seen], np.float32))
+    np.testing.assert_array_equal(data.actions, np.array([a for _, a in seen]))
+    meta = data.metadata
+    assert meta["action_relative_to_reference"] is True and meta["tar_obs_steps"] == [1, 2, 3]
+    assert meta["action_conversion"] == "none" and meta["expert"]["action_relative_to_reference"] is True
+    path = tmp_path / "own.npz"
+    save_demos(path, data)
+    load_demos_for(path, scene)
+    with pytest.raises(ValueError, match=r"own.npz: state_size: \d+ in the demonstrations, 227 in the scene"):
+        check_against(load_demos(path), {**scene_layout(scene), "state_size": 227}, path)
+    with pytest.raises(ValueError, match=r"own.npz: action_relative_to_reference: True in the demonstrations, "
+                                         r"False in the scene"):
+        check_against(load_demos(path), {**scene_layout(scene), "action_relative_to_reference": False}, path)
+
+
+def test_trained_walk_converts_through_its_targets(trained_world, train_env, tmp_path):
+    """With the plain training controller, a relative action is recorded as the absolute action
+    whose PD targets are the ones the relative action set about the reference; the dataset loads
+    in the plain GAIL scene."""
+    scene = trained_world.env
+    target = TargetLayout(scene, "data/controllers/humanoid3d_ctrl.txt")
+    assert scene.ref_relative and not target.native
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        trained_world.env.update(1 / 30)
+        action = rng.normal(0.0, 0.3, scene.get_action_size(0))
+        q_rel, rev_rel = scene.action_targets(action)
+        q_abs, rev_abs = target.action_layout.to_targets(target.convert(action))
+        np.testing.assert_allclose(same_rotations(q_rel, q_abs), 1.0, atol=1e-12)
+        np.testing.assert_allclose(rev_rel, rev_abs, atol=1e-12)
+        plain_q, _ = target.action_layout.to_targets(action)
+        assert np.min(same_rotations(plain_q, q_abs)) < 0.99      # the reference is not left out
+    data = record_demos(trained_world, 1, target_ctrl_file="data/controllers/humanoid3d_ctrl.txt",
+                        episode_time=0.2, log=lambda line: None)
+    assert data.metadata["action_relative_to_reference"] is False and data.metadata["tar_obs_steps"] == []
+    save_demos(tmp_path / "plain.npz", data)
+    assert load_demos_for(tmp_path / "plain.npz", train_env).actions.shape == (6, 28)

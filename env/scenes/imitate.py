@@ -161,9 +161,20 @@ class ImitateScene(RLSceneSimChar):
 
     def set_action(self, agent_id, action):
         if self.ref_relative:
-            self.ctrl.set_targets(*self.action_layout.to_targets(action, *self._relative_base()))
+            self.ctrl.set_targets(*self.action_targets(action))
         else:
             self.ctrl.set_action(action)
+
+    def action_targets(self, action):
+        if self.ref_relative:
+            return self.action_layout.to_targets(action, *self._relative_base())
+        return super().action_targets(action)
+
+    def get_layout_desc(self, agent_id=0):
+        """The controller's layout plus this scene's own options that change what a state or an
+        action means (demonstrations are checked against both)."""
+        return {**super().get_layout_desc(agent_id), "action_relative_to_reference": self.ref_relative,
+                "tar_obs_steps": list(self.tar_obs_steps)}
 
     def calc_ref_action(self):
         """The policy action whose PD targets are the reference's current joint rotations."""

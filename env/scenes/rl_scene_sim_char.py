@@ -225,6 +225,11 @@ class RLSceneSimChar(RLScene):
     def set_action(self, agent_id, action):
         self.ctrl.set_action(action)
 
+    def action_targets(self, action):
+        """The PD targets (spherical quaternions, revolute angles) that set_action(action) would
+        give the controller now."""
+        return self.ctrl.action_layout.to_targets(action)
+
     def set_mode(self, mode):
         mode = Mode(mode)
         if mode != self.mode:
