@@ -156,6 +156,43 @@ def test_demo_episodes_keeps_the_first_ones(tmp_path, demo_file):
         make_world(tmp_path, demo_file, "--demo_episodes", str(full.num_episodes + 1))
 
 
+def test_expert_action_noise_is_the_policys(tmp_path, demo_file):
+    """DiscExpertActionNoise: the discriminator's expert actions carry the policy's noise (std in
+    normalised action units), the states none; off by default."""
+    noise = {"Rate": 1, "Noise": 0.3}
+    world = make_world(tmp_path, demo_file, DiscExpertActionNoise=True, ExpParamsBeg=noise, ExpParamsEnd=noise)
+    agent = world.agents[0]
+    assert not load_agent_config(write_gail_agent_file(tmp_path / "off.txt"))[1].disc_expert_action_noise
+    x = agent.expert_x[np.random.default_rng(0).integers(0, len(agent.expert_x), 40000)]
+    np.random.seed(1)
+    a_norm = agent.a_norm
+    kept = a_norm.mean, a_norm.std
+    a_norm.mean, a_norm.std = np.array([0.1, -0.2]), np.array([2.0, 0.5])     # the toy's is the identity
+    noisy = agent._with_policy_noise(x)
+    n = agent.get_state_size()
+    np.testing.assert_array_equal(noisy[:, :n], x[:, :n])
+    dev = noisy[:, n:] - x[:, n:]
+    np.testing.assert_allclose(dev.std(axis=0), [0.6, 0.15], rtol=0.03)
+    np.testing.assert_allclose(dev.mean(axis=0), 0.0, atol=0.01)
+    a_norm.mean, a_norm.std = kept
+
+    seen = []
+    step = agent._disc_step
+
+    def spy(norm_expert, norm_agent):
+        seen.append(norm_expert.numpy() if hasattr(norm_expert, "numpy") else np.array(norm_expert))
+        return step(norm_expert, norm_agent)
+
+    agent._disc_step = spy
+    while agent.iter < 1:
+        update_world(world, 1 / 60)
+    norm_actions = seen[0][:, n:]
+    expert_norm_actions = agent.disc_norm.normalize(agent.expert_x)[:, n:]
+    # no row of the batch is an expert action as recorded
+    gaps = np.abs(norm_actions[:, None, :] - expert_norm_actions[None, :, :]).max(axis=2).min(axis=1)
+    assert gaps.min() > 1e-4
+
+
 def test_project_agent_files():
     _, ppo, _ = load_agent_config("data/agents/ct_agent_humanoid_gail.txt")
     _, trpo, _ = load_agent_config("data/agents/ct_agent_humanoid_gail_trpo.txt")

@@ -16,6 +16,11 @@ samples once it separates them; learning/disc_losses.py), minimised by Adam (Dis
 learning/solvers/mpi_adam.py; rank-averaged gradients),
 DiscStepsPerIter full-batch steps per iteration on this rank's agent samples (the non-end slots
 of the buffer) and as many expert samples drawn uniformly from the demonstrations.
+DiscExpertActionNoise (off by default): each drawn expert action gets the policy's exploration
+noise, a_norm^-1(a_norm(a_E) + std n), n ~ N(0, I), the draw the expert's own Gaussian at the
+agent's std would have made. Demonstrations are recorded with mean actions (a policy may not keep
+its feet on its sampled ones) while the agent's stored actions are sampled, so without it D can
+tell them apart by the noise alone.
 disc_norm (agent/resource/disc_norm) is one MPI-summed normaliser fed with the agent and the expert
 batch of every iteration (before the discriminator's step); it starts at the scene's state and
 action offsets and scales.
@@ -209,6 +214,8 @@ class GAILAgent(PPOAgent):
         idx = np.concatenate(buf.path_slots())
         agent_x = self._agent_disc_inputs(idx[~buf.is_path_end(idx)])
         expert_x = self.expert_x[np.random.randint(0, len(self.expert_x), size=len(agent_x))]
+        if self.config.disc_expert_action_noise:
+            expert_x = self._with_policy_noise(expert_x)
         self.disc_norm.record(agent_x)
         self.disc_norm.record(expert_x)
         self.disc_norm.update()
@@ -222,6 +229,13 @@ class GAILAgent(PPOAgent):
         info = {k: v / self.config.disc_steps_per_iter for k, v in totals.items()}
         info["reward_expert"] = float(np.mean(self.calc_disc_rewards(expert_x)))
         return info
+
+    def _with_policy_noise(self, x):
+        """Rows of concat(state, action) with the policy's exploration noise on the actions."""
+        n = self.get_state_size()
+        norm_a = self.a_norm.normalize(x[:, n:])
+        norm_a = norm_a + self.model.std_np * np.random.randn(*norm_a.shape)
+        return np.concatenate([x[:, :n], self.a_norm.unnormalize(norm_a)], axis=1)
 
     def _fetch_batch_rewards(self, idx):
         """The discriminator's rewards of the slots idx (0 at path ends); the env's are not used."""

@@ -19,6 +19,7 @@ class GAILAgentConfig(PPOAgentConfig):
     disc_steps_per_iter: int = key("DiscStepsPerIter", 1)
     disc_entropy_coef: float = key("DiscEntropyCoef", 0.001)
     disc_grad_penalty: float = key("DiscGradPenalty", 0.0)
+    disc_expert_action_noise: bool = key("DiscExpertActionNoise", False)
     disc_reward_type: str = key("DiscRewardType", "neg_log_one_minus_d")
     reward_scale: float = key("RewardScale", 1.0)
     trpo_max_kl: float = key("TRPOMaxKL", 0.01)
