@@ -26,10 +26,16 @@ checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --
 3. The point (samples, iteration, training wall hours from the log, workers, cores, the evaluation,
    whether the criterion holds, the commit and the experiment's args hash: app/skill_package.py)
    is appended to the curve, written atomically, with the --json copy and the --plot PNG.
-Criterion, per episode: an episode succeeds when it runs --episode_time s without a fall and its own
-mean body position error is at most --max_body_pos_err (0.08 m); the skill is learned when every
-one of the --episodes fixed-seed episodes succeeds. The reward per decision is reported, not gated
-on (clips' reward scales differ).
+Criterion, per episode: an episode succeeds when it runs --episode_time s without a fall and
+- (--criterion tracking, the default: the clip followed in time) its own mean body position error
+  is at most --max_body_pos_err (0.08 m);
+- (--criterion style: AMP, which does not follow the clip in time) its own style error (the body
+  position error to the nearest frame of the motion data, env/style_error.py) is at most
+  --max_style_err (0.061 m: the tracking walk's 4.1 cm plus 2 cm,
+  docs/bench/style_error_calibration.json) and its mean root speed is within --speed_tol (20%) of
+  the motion data's (clip_root_speed);
+the skill is learned when every one of the --episodes fixed-seed episodes succeeds. The reward per
+decision is reported, not gated on (clips' reward scales differ).
 
 Stopping and going on: Ctrl-C, SIGTERM, a closed terminal or SIGKILL may stop it at any moment;
 rerun with --resume on the same folder (--clip goes on by itself). The training saves its checkpoint
@@ -55,12 +61,18 @@ from pathlib import Path
 
 from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, run_worker
 from app.skill_package import MODEL_NAME, check_free, provenance, run_args_name, write_package
+from env.style_error import clip_root_speed
 from util.atomic_write import atomic_path, write_json
 from util.log_plot import read_log
 from util.paths import project_root
 
 ROOT = project_root()
 SKILL_CLIPS = ("walk", "run", "jump", "backflip", "spinkick", "cartwheel")
+CRITERIA = ("tracking", "style")
+# what the evaluations mean: fixed when a run begins, kept on resume (a curve without a key began
+# with its default)
+EVAL_KEYS = {"eval_seed": 1000, "episodes": 8, "episode_time": 20.0, "max_body_pos_err": 0.08, "seed": 1,
+             "train_args": [], "criterion": "tracking", "max_style_err": 0.061, "speed_tol": 0.2}
 CURVE_NAME = "time_to_skill.json"
 LOG_NAME = "agent0_log.txt"
 INT_MODELS = Path("intermediate") / "agent0_models"
@@ -142,12 +154,18 @@ def eval_worker(spec):
         start = time.perf_counter()
         stats = evaluate(world, spec["episodes"], max_episode_time=spec["episode_time"],
                          success_body_pos_err=spec["max_body_pos_err"])
+        styled = bool(stats and stats[0].style)
+        clip_speed = clip_root_speed(world.env.style_motions()) if styled else None
     finally:
         world.shutdown()
-    return {**summarize(stats), "lengths_s": [s.length_s for s in stats],
-            "rewards": [s.mean_reward for s in stats],
-            "body_pos_errs": [s.tracking.get("body_pos_err") for s in stats],
-            "eval_wall_s": time.perf_counter() - start}
+    result = {**summarize(stats), "lengths_s": [s.length_s for s in stats],
+              "rewards": [s.mean_reward for s in stats],
+              "body_pos_errs": [s.tracking.get("body_pos_err") for s in stats],
+              "eval_wall_s": time.perf_counter() - start}
+    if styled:
+        result.update({"style_errs": [s.style["style_err"] for s in stats],
+                       "root_speeds": [s.style["root_speed"] for s in stats], "clip_speed": clip_speed})
+    return result
 
 
 def evaluate_checkpoint(cfg, model):
@@ -163,10 +181,15 @@ FULL_LENGTH_SLACK = 0.05     # s: an episode cut at episode_time ends within one
 
 def episode_successes(cfg, ev):
     """Per episode of an evaluation: ran the full episode_time (so without a fall: a fall ends
-    it) and its own mean body position error is at most max_body_pos_err."""
-    errs = ev.get("body_pos_errs") or [None] * len(ev["lengths_s"])
-    return [length >= cfg["episode_time"] - FULL_LENGTH_SLACK and err is not None and err <= cfg["max_body_pos_err"]
-            for length, err in zip(ev["lengths_s"], errs)]
+    it) and met the criterion's bound (module docstring)."""
+    full = [length >= cfg["episode_time"] - FULL_LENGTH_SLACK for length in ev["lengths_s"]]
+    if cfg.get("criterion", "tracking") == "style":
+        n = len(full)
+        errs, speeds, clip = ev.get("style_errs") or [None] * n, ev.get("root_speeds") or [None] * n, ev.get("clip_speed")
+        return [ok and err is not None and err <= cfg["max_style_err"] and clip is not None
+                and abs(speed - clip) <= cfg["speed_tol"] * clip for ok, err, speed in zip(full, errs, speeds)]
+    errs = ev.get("body_pos_errs") or [None] * len(full)
+    return [ok and err is not None and err <= cfg["max_body_pos_err"] for ok, err in zip(full, errs)]
 
 
 def criterion_met(cfg, ev):
@@ -226,9 +249,11 @@ def add_point(cfg, curve, iteration, model):
 def format_point(p):
     ev = p["evaluation"]
     err = ev.get("body_pos_err")
+    style = (f" | style {100 * ev['style_err']:.1f} cm, speed {ev['root_speed']:.2f} of {ev['clip_speed']:.2f} m/s"
+             if ev.get("clip_speed") is not None else "")
     return (f"{p['samples']:>11,} samples {p['wall_hours']:6.2f} h | falls {ev['falls']}/{ev['episodes']} | "
             f"length {ev['mean_length_s']:5.2f} s | reward/decision {ev['mean_reward']:.3f} | body pos "
-            + (f"{100 * err:.1f} cm" if err is not None else "-")
+            + (f"{100 * err:.1f} cm" if err is not None else "-") + style
             + f" | successes {ev.get('successes', '-')}" + (" | CRITERION MET" if p["criterion_met"] else ""))
 
 
@@ -307,7 +332,8 @@ def load_or_start(args):
     cfg = {"arg_file": args.arg_file, "output": str(out), "num_workers": args.num_workers, "seed": args.seed,
            "eval_seed": args.eval_seed, "eval_every": args.eval_every, "max_samples": args.max_samples,
            "episodes": args.episodes, "episode_time": args.episode_time,
-           "max_body_pos_err": args.max_body_pos_err, "label": args.label, "json": args.json, "plot": args.plot,
+           "max_body_pos_err": args.max_body_pos_err, "criterion": args.criterion,
+           "max_style_err": args.max_style_err, "speed_tol": args.speed_tol, "label": args.label, "json": args.json, "plot": args.plot,
            "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
            "echo": bool(args.clip)}
     if curve_path.is_file():
@@ -322,8 +348,8 @@ def load_or_start(args):
         if saved["arg_file"] != args.arg_file:
             raise SystemExit(f"time_to_skill: {curve_path} was trained with {saved['arg_file']}, not {args.arg_file}")
         # what the evaluations mean stays as the run began; workers, budget and outputs may change
-        for key in ("eval_seed", "episodes", "episode_time", "max_body_pos_err", "seed", "train_args"):
-            cfg[key] = saved[key]
+        for key, default in EVAL_KEYS.items():
+            cfg[key] = saved.get(key, default)
         cfg["label"] = args.label or saved.get("label")
         curve["config"] = cfg
         return cfg, curve
@@ -380,11 +406,19 @@ def parse_args(argv):
     p.add_argument("--num_workers", type=int, default=2)
     p.add_argument("--eval_every", type=float, default=250000, help="samples between evaluations")
     p.add_argument("--max_samples", type=float, default=10e6)
-    p.add_argument("--episodes", type=int, default=8)
-    p.add_argument("--episode_time", type=float, default=20.0)
-    p.add_argument("--max_body_pos_err", type=float, default=0.08, help="criterion: body position error (m)")
-    p.add_argument("--seed", type=int, default=1, help="training seed (offset by the iteration at each round)")
-    p.add_argument("--eval_seed", type=int, default=1000)
+    p.add_argument("--episodes", type=int, default=EVAL_KEYS["episodes"])
+    p.add_argument("--episode_time", type=float, default=EVAL_KEYS["episode_time"])
+    p.add_argument("--criterion", choices=CRITERIA, default=EVAL_KEYS["criterion"],
+                   help="tracking: body position error; style (AMP): style error and root speed")
+    p.add_argument("--max_body_pos_err", type=float, default=EVAL_KEYS["max_body_pos_err"],
+                   help="tracking criterion: body position error (m)")
+    p.add_argument("--max_style_err", type=float, default=EVAL_KEYS["max_style_err"],
+                   help="style criterion: style error (m)")
+    p.add_argument("--speed_tol", type=float, default=EVAL_KEYS["speed_tol"],
+                   help="style criterion: root speed within this fraction of the motion data's")
+    p.add_argument("--seed", type=int, default=EVAL_KEYS["seed"],
+                   help="training seed (offset by the iteration at each round)")
+    p.add_argument("--eval_seed", type=int, default=EVAL_KEYS["eval_seed"])
     p.add_argument("--label", help="the curve's name in plots")
     p.add_argument("--json", help="a copy of the curve (e.g. docs/bench/...json)")
     p.add_argument("--plot", help="PNG of the curve")

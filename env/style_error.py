@@ -37,6 +37,17 @@ def circular_mean(angles):
     return float(np.arctan2(np.sin(angles).sum(), np.cos(angles).sum()))
 
 
+def clip_root_speed(motions):
+    """The motion data's mean horizontal root speed (m/s, character units, as root_speed): per clip
+    the frames' |(v_x, v_z)| weighted by their durations, then the mean over clips."""
+    speeds = []
+    for m in motions:
+        weights = m.frame_durations
+        speed = np.hypot(m.vel_frames[:, 0], m.vel_frames[:, 2])
+        speeds.append(float(np.average(speed, weights=weights)) if weights.sum() > 0 else 0.0)
+    return float(np.mean(speeds))
+
+
 class StyleReference:
     """The motion data's keyframes as the style metrics compare against them: per frame its
     joints' heading-frame offsets (N, n, 3)."""

@@ -40,6 +40,43 @@ def test_criterion_needs_every_episode_evaluated():
     assert not criterion_met(CFG, {**ev, "body_pos_errs": None})    # no tracking: nothing to judge by
 
 
+STYLE_CFG = {"episode_time": 20.0, "criterion": "style", "max_style_err": 0.061, "speed_tol": 0.2}
+
+
+def style_evaluation(errs, speeds, lengths=None, clip_speed=1.0):
+    lengths = lengths or [20.0] * len(errs)
+    return {"episodes": len(errs), "falls": 0, "lengths_s": lengths, "body_pos_errs": [None] * len(errs),
+            "style_errs": errs, "root_speeds": speeds, "clip_speed": clip_speed}
+
+
+def test_style_criterion_gates_style_error_and_speed_per_episode():
+    """AMP's criterion: each episode full length, its style error <= 6.1 cm, its speed within 20%."""
+    assert criterion_met(STYLE_CFG, style_evaluation([0.05] * 8, [1.0] * 8))
+    assert criterion_met(STYLE_CFG, style_evaluation([0.061] * 8, [0.8] * 4 + [1.2] * 4))    # at the bounds
+    assert episode_successes(STYLE_CFG, style_evaluation([0.05] * 7 + [0.07], [1.0] * 8)) == [True] * 7 + [False]
+    assert episode_successes(STYLE_CFG, style_evaluation([0.05] * 8, [1.0] * 6 + [0.79, 1.21])) == \
+        [True] * 6 + [False, False]
+    assert episode_successes(STYLE_CFG, style_evaluation([0.05] * 8, [0.4] * 8, clip_speed=0.5)) == [True] * 8
+    assert not criterion_met(STYLE_CFG, style_evaluation([0.05] * 8, [1.0] * 8, lengths=[20.0] * 7 + [3.0]))
+    assert not criterion_met(STYLE_CFG, style_evaluation([0.05] * 8, [1.0] * 8, clip_speed=None))
+    # standing still in the clip's poses is not a walk; the tracking bound does not apply
+    assert not criterion_met(STYLE_CFG, style_evaluation([0.0] * 8, [0.0] * 8))
+    assert not criterion_met(CFG, style_evaluation([0.05] * 8, [1.0] * 8))
+
+
+def test_style_evaluation_of_an_amp_checkpoint(tmp_path):
+    """The worker of an AMP scene reports each episode's style error and speed and the motion
+    data's speed (the walk clip's, from its frame velocities)."""
+    from app.skill_training import eval_worker
+    spec = {"arg_file": "args/train_amp_humanoid3d_walk_args.txt", "seed": 1000, "model": "none",
+            "scratch": str(tmp_path), "agent_args": [], "extra_args": [], "episodes": 2, "episode_time": 0.5,
+            "max_body_pos_err": 0.08}
+    ev = eval_worker(spec)
+    assert len(ev["style_errs"]) == len(ev["root_speeds"]) == 2 and ev["body_pos_errs"] == [None, None]
+    assert ev["clip_speed"] == pytest.approx(0.98, abs=0.01)
+    assert all(0.0 < err < 0.5 for err in ev["style_errs"])
+
+
 def write_run(run_dir, seed=1, samples=1000, stepsize=1e-5, motion="humanoid3d_walk.txt"):
     run_dir.mkdir(parents=True, exist_ok=True)
     agent = json.loads((ROOT / "data/agents/ct_agent_humanoid_ppo_fast.txt").read_text())

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from env.deepmimic_env import DeepMimicEnv
-from env.style_error import STYLE_METRICS, EpisodeStyle
+from env.anim.motion import Motion
+from env.style_error import STYLE_METRICS, EpisodeStyle, clip_root_speed
 from util import math_util
 from util.arg_parser import load_args
 
@@ -146,3 +147,20 @@ def test_amp_scenes_judge_style_and_imitate_tracks(scene):
     finally:
         imitate.shutdown()
         imitate_style.shutdown()
+
+
+def test_clip_root_speed_is_the_horizontal_speed_weighted_by_duration(scene):
+    """A root moving 2 m/s along z for 1 s, then 0.5 m/s along x for 3 s, bobbing in y all along:
+    (2 * 1 + 0.5 * 3) / 4 = 0.875 m/s; two clips average."""
+    base = scene.motion.frames[0].copy()
+    frames, pos = [], np.zeros(3)
+    for k, (dur, vel) in enumerate([(1.0, [0.0, 0.0, 2.0]), (3.0, [0.5, 0.0, 0.0]), (0.0, None)]):
+        frame = base.copy()
+        frame[:3] = pos + [0.0, 0.3 * (k % 2), 0.0]
+        frames.append(frame)
+        if vel is not None:
+            pos = pos + dur * np.array(vel)
+    motion = Motion(frames, [1.0, 3.0, 0.0], "none", scene.char_desc)
+    assert clip_root_speed([motion]) == pytest.approx(0.875, rel=1e-9)
+    still = Motion([base, base], [1.0, 0.0], "none", scene.char_desc)
+    assert clip_root_speed([motion, still]) == pytest.approx(0.4375, rel=1e-9)
