@@ -9,11 +9,12 @@ Provenance (recorded on every curve point and in every shipped policy's metadata
   order (the copies beside args.txt). Two chunks of one run hash alike; a changed step size or
   clip does not.
 
-A shipped skill (`write_package`): DEST/humanoid3d_<clip>_trained/ holds agent0_model.ckpt
-(.index, .data-*) and metadata.json (clip, the provenance, the resolved args and agent files,
-seed, workers, samples, iteration, training hours, the evaluation at the criterion and the
-criterion itself); ARGS_DIR/run_humanoid3d_<clip>_trained_args.txt plays it
-(`DeepMimic.py --arg_file ...`). The folder is written beside its final name and renamed into
+A shipped skill (`write_package`) is named by the clip (`walk`) or, for another learner or task,
+by a name of its own (`gail_walk`, `amp_walk`): DEST/humanoid3d_<skill>_trained/ holds
+agent0_model.ckpt (.index, .data-*) and metadata.json (skill, the clip of its motion file, the
+provenance, the resolved args and agent files, seed, workers, samples, iteration, training hours,
+the evaluation at the criterion and the criterion itself);
+ARGS_DIR/run_humanoid3d_<skill>_trained_args.txt plays it (`DeepMimic.py --arg_file ...`). The folder is written beside its final name and renamed into
 place, so a reader never sees half a package.
 """
 import hashlib
@@ -88,26 +89,32 @@ def provenance(run_dir, root=None):
     return {**git_commit(root), "args_sha256": args_sha256(run_args, agent_texts(run_dir, run_args).values())}
 
 
-def package_name(clip):
-    return f"humanoid3d_{clip}_trained"
+def package_name(skill):
+    return f"humanoid3d_{skill}_trained"
 
 
-def run_args_name(clip):
-    return f"run_{package_name(clip)}_args.txt"
+def run_args_name(skill):
+    return f"run_{package_name(skill)}_args.txt"
 
 
-def check_free(clip, dest, args_dir):
+def motion_clip(run_args):
+    """The clip name of the run's motion file (humanoid3d_<clip>.txt), else the file's stem."""
+    stem = Path(dict(run_args).get("motion_file", [""])[0]).stem
+    return stem.removeprefix("humanoid3d_")
+
+
+def check_free(skill, dest, args_dir):
     """ValueError naming the first of the skill's package or run_ file that already exists (so a
     long run never ends by refusing to write its result)."""
-    for path in (Path(dest) / package_name(clip), Path(args_dir) / run_args_name(clip)):
+    for path in (Path(dest) / package_name(skill), Path(args_dir) / run_args_name(skill)):
         if path.exists():
             raise ValueError(f"{path} exists: remove it or ship elsewhere (--ship_dir, --ship_args_dir)")
 
 
-def run_args_text(clip, run_args, model_path, metadata_path):
+def run_args_text(skill, run_args, model_path, metadata_path):
     """The run_ file: the training's own arguments (so the scene, clip and state layout match the
     checkpoint), minus what only training needs, plus the checkpoint, not training."""
-    lines = [f"# Plays the {clip} skill trained by this project (scripts/train_skill.py --clip {clip}).",
+    lines = [f"# Plays the {skill} skill trained by this project (scripts/train_skill.py).",
              f"# How it was trained and evaluated: {metadata_path}.", ""]
     for key, values in run_args:
         if key not in NOT_PLAYED:
@@ -117,17 +124,24 @@ def run_args_text(clip, run_args, model_path, metadata_path):
     return "\n".join(lines) + "\n"
 
 
-def write_package(clip, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None):
+def criterion_config(curve_config):
+    """What the criterion a skill was shipped under was (app/skill_training.py)."""
+    kind = curve_config.get("criterion", "tracking")
+    bounds = ("max_body_pos_err",) if kind == "tracking" else ("max_style_err", "speed_tol")
+    return {"kind": kind, **{k: curve_config.get(k) for k in ("episodes", "episode_time", *bounds, "eval_seed")}}
+
+
+def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None):
     """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
-    as the skill `clip` (module docstring); returns the package dir. point: the curve point that
-    met the criterion (its evaluation, samples, hours, provenance)."""
+    as `skill` (module docstring); returns the package dir. point: the curve point that met the
+    criterion (its evaluation, samples, hours, provenance)."""
     run_dir, dest, args_dir = Path(run_dir), Path(dest), Path(args_dir)
     root = Path(root or project_root())
-    check_free(clip, dest, args_dir)
+    check_free(skill, dest, args_dir)
     run_args = read_run_args(run_dir)
     agents = dict(run_args).get("agent_files", [])
-    final = dest / package_name(clip)
-    staging = dest / f".{package_name(clip)}.staging"
+    final = dest / package_name(skill)
+    staging = dest / f".{package_name(skill)}.staging"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     checkpoint = Path(checkpoint)
@@ -141,12 +155,12 @@ def write_package(clip, run_dir, point, checkpoint, curve_config, dest, args_dir
     for name, text in texts.items():
         write_text(staging / name, text)
     metadata = {
-        "clip": clip, "checkpoint": MODEL_NAME,
+        "skill": skill, "clip": motion_clip(run_args), "checkpoint": MODEL_NAME,
         **{k: point.get(k) for k in ("commit", "commit_dirty", "args_sha256")},
         "seed": curve_config.get("seed"), "workers": point.get("workers"), "cores": point.get("cores"),
         "samples": point["samples"], "iteration": point["iteration"], "training_hours": point["wall_hours"],
         "evaluation": point["evaluation"],
-        "criterion": {k: curve_config.get(k) for k in ("episodes", "episode_time", "max_body_pos_err", "eval_seed")},
+        "criterion": criterion_config(curve_config),
         "recipe_arg_file": curve_config.get("arg_file"),
         "args": [" ".join(["--" + k, *v]) for k, v in run_args],
         "agent_files": {name: json.loads(text) for name, text in texts.items()},
@@ -156,6 +170,6 @@ def write_package(clip, run_dir, point, checkpoint, curve_config, dest, args_dir
     rel = final.relative_to(root) if final.is_relative_to(root) else final
     played = [(k, [a if a == "none" else str(rel / Path(a).name) for a in agents] if k == "agent_files" else v)
               for k, v in run_args]
-    write_text(args_dir / run_args_name(clip),
-               run_args_text(clip, played, rel / MODEL_NAME, rel / METADATA_NAME))
+    write_text(args_dir / run_args_name(skill),
+               run_args_text(skill, played, rel / MODEL_NAME, rel / METADATA_NAME))
     return final

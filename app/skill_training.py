@@ -335,7 +335,7 @@ def load_or_start(args):
            "max_body_pos_err": args.max_body_pos_err, "criterion": args.criterion,
            "max_style_err": args.max_style_err, "speed_tol": args.speed_tol, "label": args.label, "json": args.json, "plot": args.plot,
            "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
-           "echo": bool(args.clip)}
+           "skill": args.ship_name or args.clip, "echo": bool(args.clip)}
     if curve_path.is_file():
         if not args.resume:
             raise SystemExit(f"time_to_skill: {curve_path} exists: pass --resume to go on with that run")
@@ -363,8 +363,8 @@ def ship(cfg, curve, dest, args_dir):
     """Writes the skill's package from the checkpoint of the point that met the criterion."""
     point = next(p for p in curve["points"] if p["iteration"] == curve["reached"]["iteration"])
     checkpoint = point.get("checkpoint") or str(Path(cfg["output"]) / MODEL_NAME)
-    path = write_package(cfg["clip"], cfg["output"], point, checkpoint, cfg, dest, args_dir, ROOT)
-    print(f"shipped: {path} (watch it: DeepMimic.py --arg_file {Path(args_dir) / run_args_name(cfg['clip'])})",
+    path = write_package(cfg["skill"], cfg["output"], point, checkpoint, cfg, dest, args_dir, ROOT)
+    print(f"shipped: {path} (watch it: DeepMimic.py --arg_file {Path(args_dir) / run_args_name(cfg['skill'])})",
           flush=True)
 
 
@@ -401,6 +401,7 @@ def parse_args(argv):
     p.add_argument("--output", help="run folder (training output and the curve); with --clip: output/skills/CLIP")
     p.add_argument("--resume", action="store_true", help="go on with the run in --output (with --clip: always)")
     p.add_argument("--ship", action="store_true", help="at the criterion, ship the policy (with --clip: always)")
+    p.add_argument("--ship_name", help="the shipped skill's name (default: the clip): humanoid3d_NAME_trained")
     p.add_argument("--ship_dir", default="data/policies", help="where the shipped policy's folder goes")
     p.add_argument("--ship_args_dir", default="args", help="where its run_ args file goes")
     p.add_argument("--num_workers", type=int, default=2)
@@ -434,8 +435,8 @@ def parse_args(argv):
         args.resume = args.resume or any((Path(args.output) / name).is_file()
                                          for name in (CURVE_NAME, f"{MODEL_NAME}.resume.npz"))
         args.ship = True
-    elif args.ship:
-        p.error("--ship needs --clip (the skill's name)")
+    elif args.ship and not args.ship_name:
+        p.error("--ship needs --clip or --ship_name (the skill's name)")
     if not args.arg_file or not args.output:
         p.error("--arg_file and --output are required without --clip")
     if args.eval_every <= 0 or args.max_samples <= 0 or args.episodes < 1 or args.episode_time <= 0:
@@ -465,7 +466,7 @@ def main(argv=None):
     ship_dir, ship_args_dir = (ROOT / args.ship_dir, ROOT / args.ship_args_dir)
     try:
         if args.ship and not curve.get("shipped"):
-            check_free(args.clip, ship_dir, ship_args_dir)
+            check_free(args.ship_name or args.clip, ship_dir, ship_args_dir)
         run(cfg, curve)
         if args.ship and curve.get("reached") and not curve.get("shipped"):
             ship(cfg, curve, ship_dir, ship_args_dir)

@@ -128,11 +128,12 @@ def test_skill_command_trains_ships_and_goes_on(tmp_path):
     assert curve["reached"]["iteration"] == point["iteration"] and curve["shipped"]
     package = tmp_path / "policies/humanoid3d_walk_trained"
     meta = json.loads((package / "metadata.json").read_text())
-    assert meta["clip"] == "walk" and meta["samples"] == point["samples"] >= 256
+    assert meta["skill"] == meta["clip"] == "walk" and meta["samples"] == point["samples"] >= 256
     assert meta["commit"] == git_commit(ROOT)["commit"] and len(meta["args_sha256"]) == 64
     assert meta["args_sha256"] == point["args_sha256"]
     assert meta["evaluation"]["lengths_s"] == point["evaluation"]["lengths_s"]
-    assert meta["criterion"] == {"episodes": 2, "episode_time": 0.4, "max_body_pos_err": 10.0, "eval_seed": 1000}
+    assert meta["criterion"] == {"kind": "tracking", "episodes": 2, "episode_time": 0.4, "max_body_pos_err": 10.0,
+                                 "eval_seed": 1000}
     assert meta["agent_files"]["tiny_agent.txt"]["BatchSize"] == 256
     assert "--motion_file data/motions/humanoid3d_walk.txt" in meta["args"]
     assert sorted(p.name for p in package.iterdir()) == [
@@ -162,6 +163,31 @@ def test_the_skill_command_goes_on_with_a_run_it_finds(tmp_path, left):
     (tmp_path / left).write_text("")
     assert parse_args(["--clip", "walk", "--output", str(tmp_path)]).resume
     assert not parse_args(["--arg_file", "args/train_humanoid3d_walk_fast_args.txt", "--output", str(tmp_path)]).resume
+
+
+def test_a_skill_ships_under_its_own_name(tmp_path):
+    """--ship_name: another learner's walk ships as humanoid3d_<name>_trained with the clip of its
+    motion file and the style criterion's bounds; --ship without a name is refused."""
+    from app.skill_package import write_package
+    run_dir = write_run(tmp_path / "run")
+    for suffix in (".index", ".data-00000-of-00001"):
+        (run_dir / f"agent0_model.ckpt{suffix}").write_bytes(b"x")
+    cfg = parse_args(["--arg_file", "args/train_amp_humanoid3d_walk_fast_args.txt", "--output", str(run_dir),
+                      "--ship", "--ship_name", "amp_walk", "--criterion", "style"])
+    assert cfg.ship_name == "amp_walk"
+    curve_cfg = {"seed": 1, "episodes": 8, "episode_time": 20.0, "eval_seed": 1000, "criterion": "style",
+                 "max_style_err": 0.061, "speed_tol": 0.2, "max_body_pos_err": 0.08}
+    point = {"samples": 10, "iteration": 1, "wall_hours": 0.1, "workers": 1, "evaluation": {}}
+    package = write_package("amp_walk", run_dir, point, run_dir / "agent0_model.ckpt", curve_cfg,
+                            tmp_path / "policies", tmp_path / "args", ROOT)
+    assert package.name == "humanoid3d_amp_walk_trained"
+    meta = json.loads((package / "metadata.json").read_text())
+    assert (meta["skill"], meta["clip"]) == ("amp_walk", "walk")
+    assert meta["criterion"] == {"kind": "style", "episodes": 8, "episode_time": 20.0, "max_style_err": 0.061,
+                                 "speed_tol": 0.2, "eval_seed": 1000}
+    assert (tmp_path / "args/run_humanoid3d_amp_walk_trained_args.txt").is_file()
+    with pytest.raises(SystemExit):
+        parse_args(["--arg_file", "args/train_amp_humanoid3d_walk_fast_args.txt", "--output", str(run_dir), "--ship"])
 
 
 def test_shipping_over_a_package_is_refused_before_training(tmp_path):
