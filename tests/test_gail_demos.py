@@ -130,6 +130,19 @@ def test_shipped_datasets_match_the_gail_scene(train_env, name, run_args, steps,
     assert json.loads(path.with_suffix(".json").read_text()) == meta
 
 
+def test_fast_dataset_matches_the_fast_gail_scene():
+    """The trained walk in its own layout trains the GAIL walk of the fast recipe's scene."""
+    env = DeepMimicEnv(load_args(["--arg_file", str(ROOT / "args/train_gail_humanoid3d_walk_fast_args.txt")]), seed=0)
+    try:
+        path = ROOT / "data/demos/humanoid3d_walk_trained_demos_fast.npz"
+        data = load_demos_for(path, env)
+        assert path.stat().st_size < 4_500_000
+        assert data.num_steps == 3000 and data.metadata["falls"] == 0 and data.metadata["action_conversion"] == "none"
+        assert data.metadata["tar_obs_steps"] == [1, 2, 3] and data.metadata["action_relative_to_reference"] is True
+    finally:
+        env.shutdown()
+
+
 def test_trained_walk_dataset_names_its_policy():
     meta = load_demos(ROOT / "data/demos/humanoid3d_walk_trained_demos.npz").metadata
     assert meta["expert"]["policy_metadata"] == "data/policies/humanoid3d_walk_trained/metadata.json"
