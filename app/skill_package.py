@@ -14,8 +14,9 @@ by a name of its own (`gail_walk`, `amp_walk`): DEST/humanoid3d_<skill>_trained/
 agent0_model.ckpt (.index, .data-*) and metadata.json (skill, the clip of its motion file, the
 provenance, the resolved args and agent files, seed, workers, samples, iteration, training hours,
 the evaluation at the criterion and the criterion itself);
-ARGS_DIR/run_humanoid3d_<skill>_trained_args.txt plays it (`DeepMimic.py --arg_file ...`). The folder is written beside its final name and renamed into
-place, so a reader never sees half a package.
+ARGS_DIR/run_humanoid3d_<skill>_trained_args.txt plays it (`DeepMimic.py --arg_file ...`). The
+folder is written beside its final name and renamed into place, so a reader never sees half a
+package.
 """
 import hashlib
 import json

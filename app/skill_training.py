@@ -182,14 +182,16 @@ FULL_LENGTH_SLACK = 0.05     # s: an episode cut at episode_time ends within one
 def episode_successes(cfg, ev):
     """Per episode of an evaluation: ran the full episode_time (so without a fall: a fall ends
     it) and met the criterion's bound (module docstring)."""
-    full = [length >= cfg["episode_time"] - FULL_LENGTH_SLACK for length in ev["lengths_s"]]
+    lengths = ev["lengths_s"]
+    missing = [None] * len(lengths)
     if cfg.get("criterion", "tracking") == "style":
-        n = len(full)
-        errs, speeds, clip = ev.get("style_errs") or [None] * n, ev.get("root_speeds") or [None] * n, ev.get("clip_speed")
-        return [ok and err is not None and err <= cfg["max_style_err"] and clip is not None
-                and abs(speed - clip) <= cfg["speed_tol"] * clip for ok, err, speed in zip(full, errs, speeds)]
-    errs = ev.get("body_pos_errs") or [None] * len(full)
-    return [ok and err is not None and err <= cfg["max_body_pos_err"] for ok, err in zip(full, errs)]
+        clip = ev.get("clip_speed")
+        within = [err is not None and err <= cfg["max_style_err"] and clip is not None
+                  and abs(speed - clip) <= cfg["speed_tol"] * clip
+                  for err, speed in zip(ev.get("style_errs") or missing, ev.get("root_speeds") or missing)]
+    else:
+        within = [err is not None and err <= cfg["max_body_pos_err"] for err in ev.get("body_pos_errs") or missing]
+    return [length >= cfg["episode_time"] - FULL_LENGTH_SLACK and ok for length, ok in zip(lengths, within)]
 
 
 def criterion_met(cfg, ev):
@@ -333,7 +335,8 @@ def load_or_start(args):
            "eval_seed": args.eval_seed, "eval_every": args.eval_every, "max_samples": args.max_samples,
            "episodes": args.episodes, "episode_time": args.episode_time,
            "max_body_pos_err": args.max_body_pos_err, "criterion": args.criterion,
-           "max_style_err": args.max_style_err, "speed_tol": args.speed_tol, "label": args.label, "json": args.json, "plot": args.plot,
+           "max_style_err": args.max_style_err, "speed_tol": args.speed_tol, "label": args.label,
+           "json": args.json, "plot": args.plot,
            "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
            "skill": args.ship_name or args.clip, "echo": bool(args.clip)}
     if curve_path.is_file():
@@ -466,7 +469,7 @@ def main(argv=None):
     ship_dir, ship_args_dir = (ROOT / args.ship_dir, ROOT / args.ship_args_dir)
     try:
         if args.ship and not curve.get("shipped"):
-            check_free(args.ship_name or args.clip, ship_dir, ship_args_dir)
+            check_free(cfg["skill"], ship_dir, ship_args_dir)
         run(cfg, curve)
         if args.ship and curve.get("reached") and not curve.get("shipped"):
             ship(cfg, curve, ship_dir, ship_args_dir)

@@ -1,5 +1,6 @@
-"""Demonstration datasets (learning/demos.py, recorded by app/record_demos.py): the 2018 -> 2021 action conversion is exact, the
-recorded states are what a 2021 scene records in the same physical state, a short recording
+"""Demonstration datasets (learning/demos.py, recorded by app/record_demos.py): the 2018 -> 2021
+action conversion is exact, the recorded states are what a 2021 scene records in the same physical
+state, a short recording
 round-trips through the file, mismatched or broken files are refused with one line naming the file
 and the field, and the shipped dataset matches the GAIL training scene. The project's trained walk
 (actions relative to the reference, reference poses in the state) records in its own layout, or
@@ -73,7 +74,8 @@ def test_recorded_states_are_the_training_scenes(expert_world, train_env):
         other.sim_char.set_state(pose, vel)
         other.ctrl.time = scene.ctrl.time
         other._touch()
-        np.testing.assert_allclose(target.record_state(scene.record_state(0)), train_env.record_state(0), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(target.record_state(scene.record_state(0)), train_env.record_state(0),
+                                   rtol=1e-9, atol=1e-9)
 
 
 def test_short_recording_round_trip(expert_world, train_env, tmp_path):
@@ -141,6 +143,16 @@ def test_fast_dataset_matches_the_fast_gail_scene():
         assert data.metadata["tar_obs_steps"] == [1, 2, 3] and data.metadata["action_relative_to_reference"] is True
     finally:
         env.shutdown()
+
+
+def test_the_recorder_names_a_shipped_policys_metadata():
+    """policy_metadata: the metadata.json beside a checkpoint of data/policies/<name>/, none for
+    the wheel's checkpoints (no metadata beside them) or no model."""
+    from app.record_demos import policy_metadata
+    assert policy_metadata("data/policies/humanoid3d_walk_trained/agent0_model.ckpt") == \
+        "data/policies/humanoid3d_walk_trained/metadata.json"
+    assert policy_metadata("data/policies/humanoid3d/humanoid3d_walk.ckpt") is None
+    assert policy_metadata("none") is None
 
 
 def test_trained_walk_dataset_names_its_policy():
