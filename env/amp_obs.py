@@ -34,10 +34,17 @@ SPH_VEL_SLOTS = 4      # DeepMimic pads spherical joint velocities to quaternion
 
 
 def heading_inverse_matrix(root_rot):
-    """3x3 rotation by -heading about y: takes world vectors into the heading frame."""
-    heading = math_util.quat_heading(root_rot)
-    c, s = np.cos(heading), np.sin(heading)
-    return np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])
+    """3x3 rotation(s) by -heading about y: take world vectors into the heading frame ((..., 3, 3)
+    for root rotations (..., 4)). With the root's x axis (x, y, z) in world, heading = atan2(-z, x),
+    so cos(heading) = x / r and sin(heading) = -z / r with r = |(x, z)| (heading 0 when r = 0)."""
+    w, qx, qy, qz = np.moveaxis(np.asarray(root_rot, dtype=float), -1, 0)
+    x_axis_x, x_axis_z = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qz - w * qy)
+    r = np.hypot(x_axis_x, x_axis_z)
+    safe = np.where(r > 0.0, r, 1.0)
+    c, s = np.where(r > 0.0, x_axis_x / safe, 1.0), np.where(r > 0.0, -x_axis_z / safe, 0.0)
+    out = np.zeros(np.shape(c) + (3, 3))
+    out[..., 0, 0], out[..., 0, 2], out[..., 1, 1], out[..., 2, 0], out[..., 2, 2] = c, -s, 1.0, s, c
+    return out
 
 
 class AMPObsBuilder:
@@ -99,35 +106,41 @@ class AMPObsBuilder:
         """The observation of `frames`, num_steps (pose, vel) pairs newest first, above the ground."""
         if len(frames) != self.num_steps:
             raise ValueError(f"AMP observation: {len(frames)} frames for a window of {self.num_steps}")
-        poses = np.stack([pose for pose, _ in frames])
-        to_heading = heading_inverse_matrix(poses[0, 3:7])
-        body_pos, _ = self.kin.calc_body_world(poses)
-        n_p, n_v = self.pose_size, self.vel_size
-        vel_start = self.num_steps * n_p
-        obs = np.empty(self.size)
-        for k, (pose, vel) in enumerate(frames):
-            obs[k * n_p:(k + 1) * n_p] = self._pose_obs(pose, body_pos[k], ground_height, to_heading)
-            obs[vel_start + k * n_v:vel_start + (k + 1) * n_v] = self._vel_obs(vel, to_heading)
-        return obs
+        poses = np.stack([pose for pose, _ in frames])[None]
+        vels = np.stack([vel for _, vel in frames])[None]
+        return self.build_batch(poses, vels, np.array([ground_height], dtype=float))[0]
 
-    def _pose_obs(self, pose, body_pos, ground_height, to_heading):
-        out = np.zeros(self.pose_size)
-        root_pos = pose[0:3]
-        out[0] = root_pos[1] - ground_height
-        root_mat = math_util.quat_to_matrix(pose[3:7])
+    def build_batch(self, poses, vels, ground_heights):
+        """Observations (B, size) of B windows at once: poses (B, num_steps, pose_size) and vels
+        (B, num_steps, dof_size) newest first, each window above its ground height (B,)."""
+        poses, vels = np.asarray(poses, dtype=float), np.asarray(vels, dtype=float)
+        batch = poses.shape[0]
+        to_heading = heading_inverse_matrix(poses[:, 0, 3:7])[:, None]      # (B, 1, 3, 3)
+        body_pos, _ = self.kin.calc_body_world(poses)
+        pose_obs = self._pose_obs(poses, body_pos, np.asarray(ground_heights, dtype=float), to_heading)
+        vel_obs = self._vel_obs(vels, to_heading)
+        return np.concatenate([pose_obs.reshape(batch, -1), vel_obs.reshape(batch, -1)], axis=1)
+
+    def _pose_obs(self, poses, body_pos, ground_heights, to_heading):
+        out = np.zeros(poses.shape[:2] + (self.pose_size,))
+        root_pos = poses[..., 0:3]
+        out[..., 0] = root_pos[..., 1] - ground_heights[:, None]
+        root_mat = math_util.quat_to_matrix(poses[..., 3:7])
         if self.local_root:
             root_mat = to_heading @ root_mat
-        out[1:1 + ROT_SIZE] = np.concatenate([root_mat[:, 1], root_mat[:, 0]])
-        out[self._sph_obs] = math_util.quat_to_norm_tangent(pose[self._sph_pose_cols])
-        out[self._rev_obs] = pose[self._rev_pose_cols]
-        ee = (body_pos[self.end_effectors] - root_pos) @ to_heading.T
-        out[self._ee_start:] = ee.ravel()
+        out[..., 1:1 + ROT_SIZE] = np.concatenate([root_mat[..., :, 1], root_mat[..., :, 0]], axis=-1)
+        out[..., self._sph_obs] = math_util.quat_to_norm_tangent(poses[..., self._sph_pose_cols])
+        out[..., self._rev_obs] = poses[..., self._rev_pose_cols]
+        ee = (body_pos[..., self.end_effectors, :] - root_pos[..., None, :]) @ np.swapaxes(to_heading, -1, -2)
+        out[..., self._ee_start:] = ee.reshape(ee.shape[:2] + (-1,))
         return out
 
-    def _vel_obs(self, vel, to_heading):
-        out = np.zeros(self.vel_size)
-        root_vel = vel[0:6].reshape(2, 3)
-        out[0:6] = (root_vel @ to_heading.T).ravel() if self.local_root else root_vel.ravel()
-        out[self._sph_vel_obs] = vel[self._sph_dofs]
-        out[self._rev_vel_obs] = vel[self._rev_dofs]
+    def _vel_obs(self, vels, to_heading):
+        out = np.zeros(vels.shape[:2] + (self.vel_size,))
+        root_vel = vels[..., 0:6].reshape(vels.shape[:2] + (2, 3))
+        if self.local_root:
+            root_vel = root_vel @ np.swapaxes(to_heading, -1, -2)
+        out[..., 0:6] = root_vel.reshape(vels.shape[:2] + (6,))
+        out[..., self._sph_vel_obs] = vels[..., self._sph_dofs]
+        out[..., self._rev_vel_obs] = vels[..., self._rev_dofs]
         return out

@@ -158,6 +158,12 @@ def disc_agent(tmp_path, **overrides):
     return world.agents[0]
 
 
+def disc_grads(agent, norm_expert, norm_agent):
+    """(info, gradients of the discriminator's variables) of one step, before the solver applies them."""
+    info, (grads,) = agent._disc_grads(norm_expert, norm_agent)
+    return info, grads
+
+
 def step_linear_disc(agent):
     """The discriminator step with D(x) = (3, 4, 0...) . x + 0.5 on expert e1, e2 and agent -e1, -e2."""
     kernel = np.zeros((8, 1), np.float32)
@@ -165,7 +171,7 @@ def step_linear_disc(agent):
     agent.disc.logit_kernel.assign(kernel)
     agent.disc.variables["agent/main/disc/disc_logits/bias"].assign([0.5])
     eye = np.eye(8, dtype=np.float32)[:2]
-    return agent._disc_step(tf.constant(eye), tf.constant(-eye))
+    return disc_grads(agent, tf.constant(eye), tf.constant(-eye))
 
 
 def test_disc_loss_and_gradients_by_hand(tmp_path):
@@ -210,7 +216,7 @@ def test_grad_penalty_on_a_two_layer_net_matches_finite_differences(tmp_path):
     penalty = 0.5 * np.mean(np.sum(grads ** 2, axis=1))
     d_e, d_a = forward(expert), forward(agent_obs)
     lsgan = 0.5 * (np.mean(0.5 * (d_e - 1) ** 2) + np.mean(0.5 * (d_a + 1) ** 2))
-    info, _ = agent._disc_step(tf.constant(expert, tf.float32), tf.constant(agent_obs, tf.float32))
+    info, _ = disc_grads(agent, tf.constant(expert, tf.float32), tf.constant(agent_obs, tf.float32))
     assert float(info["grad_penalty"]) == pytest.approx(penalty, rel=1e-3)
     assert float(info["loss"]) == pytest.approx(lsgan + penalty, rel=1e-3)
 
@@ -374,7 +380,7 @@ def test_explicit_defaults_give_the_same_step(tmp_path):
         seed_rank(3)
         (tmp_path / name).mkdir()
         agent = disc_agent(tmp_path / name, DiscNet=SMALL_NET, **extra)
-        info, grads = agent._disc_step(*batches)
+        info, grads = disc_grads(agent, *batches)
         results.append((float(info["loss"]), [g.numpy() for g in grads], agent.style_weight, agent.task_weight))
     assert results[0][0] == results[1][0]
     for a, b in zip(results[0][1], results[1][1]):

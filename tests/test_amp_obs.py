@@ -154,6 +154,24 @@ def test_window_of_four_frames_extends_the_pair(desc):
         AMPObsBuilder(desc, num_steps=1)
 
 
+@pytest.mark.parametrize("local_root", [False, True])
+def test_batch_of_windows_equals_each_window(desc, local_root):
+    """build_batch of B windows (each with its own heading, position and ground height) gives,
+    row by row, what build gives for each window on its own."""
+    rng = np.random.default_rng(4)
+    builder = AMPObsBuilder(desc, local_root=local_root, num_steps=3)
+    windows = [[(make_pose(desc, rng.normal(size=3), rng.uniform(-3, 3), right_knee=rng.uniform(-1, 0)),
+                 rng.normal(size=34)) for _ in range(3)] for _ in range(5)]
+    heights = rng.normal(size=5)
+    batch = builder.build_batch(np.array([[p for p, _ in w] for w in windows]),
+                                np.array([[v for _, v in w] for w in windows]), heights)
+    assert batch.shape == (5, builder.size)
+    for row, window, height in zip(batch, windows, heights):
+        np.testing.assert_allclose(row, builder.build(window, height), rtol=0, atol=1e-12)
+    # each row's headings are its own newest frame's: the rows differ where the headings do
+    assert np.abs(batch[0] - batch[1]).max() > 0.1
+
+
 def naive_alignment(cost):
     n, m = cost.shape
     d = np.full((n, m), np.inf)

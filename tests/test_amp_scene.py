@@ -95,6 +95,42 @@ def test_random_expert_obs_comes_from_the_clip(walk_env):
     np.testing.assert_array_equal(obs, scene.calc_expert_obs(scene.motion, t))
 
 
+def test_expert_obs_batch_draws_times_from_the_clip(walk_env):
+    """A batch of expert observations: the clip's at times uniform in [0, duration], one draw per
+    row in order, each row what calc_expert_obs gives at its time."""
+    scene = walk_env
+    rng_copy = copy.deepcopy(scene.rng)
+    batch = scene.record_amp_obs_expert_batch(0, 7)
+    times = rng_copy.uniform(0.0, scene.motion.duration, 7)
+    assert batch.shape == (7, 226)
+    for row, t in zip(batch, times):
+        np.testing.assert_allclose(row, scene.calc_expert_obs(scene.motion, t), rtol=0, atol=1e-12)
+
+
+def test_expert_obs_batch_samples_clips_by_weight(monkeypatch):
+    """With a motion set, each row comes from a clip drawn by weight (0.7 run, 0.3 walk), its time
+    within that clip, and lands in its own row."""
+    env = make_env(HEADING_ARGS)
+    scene = env
+    calls = []
+
+    def fake_batch(motion, times):
+        calls.append((motion, np.asarray(times)))
+        index = scene.motion_set.motions.index(motion)
+        return np.column_stack([np.full(len(times), index), times, np.zeros((len(times), scene.amp_obs.size - 2))])
+
+    monkeypatch.setattr(scene, "calc_expert_obs_batch", fake_batch)
+    batch = scene.record_amp_obs_expert_batch(0, 4000)
+    assert batch.shape == (4000, scene.amp_obs.size)
+    assert abs(np.mean(batch[:, 0] == 0) - 0.7) < 0.03
+    for motion, times in calls:
+        index = scene.motion_set.motions.index(motion)
+        assert np.all((times >= 0) & (times <= motion.duration))
+        np.testing.assert_array_equal(np.sort(batch[batch[:, 0] == index, 1]), np.sort(times))
+    assert sorted(scene.motion_set.motions.index(m) for m, _ in calls) == [0, 1]
+    env.shutdown()
+
+
 def test_agent_obs_history_is_the_previous_decisions(walk_env):
     """At reset the history is the reference one, two, ... decisions earlier; after each decision,
     the update saves the pose the decision was taken in, newest first."""

@@ -259,14 +259,16 @@ def test_paths_resolution(tmp_path, monkeypatch):
 
 
 def test_calc_frames_is_calc_frame_at_each_time(walk, tmp_path, desc):
-    """The batched poses equal the single-time ones: inside the clip, at keyframes, past the end
+    """The batched poses and velocities equal the single-time ones: inside the clip, at keyframes, past the end
     (wrap cycles), before the start; and for a clip that does not loop (clamped)."""
     times = np.array([0.0, 0.013, walk.frame_times[3], 0.5 * walk.duration, walk.duration, 2.7 * walk.duration,
                       -0.4])
     np.testing.assert_array_equal(walk.calc_frames(times), np.stack([walk.calc_frame(t) for t in times]))
+    np.testing.assert_array_equal(walk.calc_vels(times), np.stack([walk.calc_vel(t) for t in times]))
     frames = json.loads(Path(walk.path).read_text())
     frames["Loop"] = "none"
     path = tmp_path / "once.txt"
     path.write_text(json.dumps(frames))
     once = Motion.load(path, desc)
     np.testing.assert_array_equal(once.calc_frames(times), np.stack([once.calc_frame(t) for t in times]))
+    np.testing.assert_array_equal(once.calc_vels(times), np.stack([once.calc_vel(t) for t in times]))

@@ -164,8 +164,8 @@ class Motion:
             pose[:3] += cycle * self.cycle_root_offset
         return pose
 
-    def calc_frames(self, times):
-        """Poses (len(times), pose_size) at several times at once: calc_frame's maths on arrays."""
+    def _index_phases(self, times):
+        """_index_phase on an array of times: (indices, blends (n, 1), cycle counts)."""
         times = np.asarray(times, dtype=float)
         if self.loop == "wrap":
             cycles = np.floor(times / self.duration)
@@ -175,6 +175,11 @@ class Motion:
             times = np.clip(times, 0.0, self.duration)
         idx = np.clip(np.searchsorted(self.frame_times, times, side="right") - 1, 0, self.num_frames - 2)
         phase = np.clip((times - self.frame_times[idx]) / self.frame_durations[idx], 0.0, 1.0)[:, None]
+        return idx, phase, cycles
+
+    def calc_frames(self, times):
+        """Poses (len(times), pose_size) at several times at once: calc_frame's maths on arrays."""
+        idx, phase, cycles = self._index_phases(times)
         poses = self.frames[idx] + phase * self._frame_deltas[idx]
         angle, inv_sin = self._slerp_angle[idx], self._slerp_inv_sin[idx]
         w0 = np.sin((1.0 - phase) * angle) * inv_sin
@@ -182,6 +187,11 @@ class Motion:
         poses[:, self._quat_cols] = w0[..., None] * self._slerp_q0[idx] + w1[..., None] * self._slerp_q1[idx]
         poses[:, :3] += cycles[:, None] * self.cycle_root_offset
         return poses
+
+    def calc_vels(self, times):
+        """Velocities (len(times), dof_size) at several times at once: calc_vel on arrays."""
+        idx, phase, _ = self._index_phases(times)
+        return self.vel_frames[idx] + phase * self._vel_deltas[idx]
 
     def calc_vel(self, time):
         """Velocity (dof_size,) at `time`: keyframe finite differences, interpolated linearly."""

@@ -187,12 +187,31 @@ class ImitateAMPScene(ImitateScene):
         motion = self.motion_set.sample(self.rng)
         return self.calc_expert_obs(motion, self.rng.uniform(0.0, motion.duration))
 
+    def record_amp_obs_expert_batch(self, agent_id, count):
+        """count expert observations at once (the agent's for a whole path): each of a clip drawn
+        by weight, at a time uniform in [0, its duration], as record_amp_obs_expert draws them."""
+        motions = self.motion_set.motions
+        picks = (self.rng.choice(len(motions), size=count, p=self.motion_set.probs) if len(motions) > 1
+                 else np.zeros(count, dtype=int))
+        obs = np.empty((count, self.amp_obs.size))
+        for m in np.unique(picks):
+            rows = np.flatnonzero(picks == m)
+            obs[rows] = self.calc_expert_obs_batch(motions[m], self.rng.uniform(0.0, motions[m].duration, len(rows)))
+        return obs
+
     def calc_expert_obs(self, motion, time):
         """The expert observation of `motion` at `time` and the window's earlier decisions, in the
         clip's own coordinates, the root height taken above the reference origin."""
-        times = [time - k * self.ctrl.update_period for k in range(self.amp_obs.num_steps)]
-        return self.amp_obs.build([(motion.calc_frame(t), motion.calc_vel(t)) for t in times],
-                                  self.kin_char.origin_pos[1])
+        return self.calc_expert_obs_batch(motion, np.array([time]))[0]
+
+    def calc_expert_obs_batch(self, motion, times):
+        """calc_expert_obs at each of `times` (B,): (B, size)."""
+        steps = np.arange(self.amp_obs.num_steps) * self.ctrl.update_period
+        window = (np.asarray(times, dtype=float)[:, None] - steps).ravel()
+        shape = (len(times), self.amp_obs.num_steps, -1)
+        return self.amp_obs.build_batch(motion.calc_frames(window).reshape(shape),
+                                        motion.calc_vels(window).reshape(shape),
+                                        np.full(len(times), self.kin_char.origin_pos[1]))
 
     # ---- metrics -------------------------------------------------------------------------------
 

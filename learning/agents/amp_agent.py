@@ -1,7 +1,8 @@
 """AMPAgent: PPO trained on a learned style reward (deepmimic.md 5.8; DeepMimic's AMPAgent).
 
-Per path: one expert and one agent AMP observation per action (from the second decision on, plus
-one at the path's end; env.record_amp_obs_expert / record_amp_obs_agent). Stored paths also fill
+Per path: one agent AMP observation per action (from the second decision on, plus one at the path's
+end; env.record_amp_obs_agent), and as many expert observations, drawn in one batch at the path's
+end (env.record_amp_obs_expert_batch: the expert's draws do not depend on the agent's states). Stored paths also fill
 the discriminator's expert and agent buffers (learning/amp_buffer.py, DiscExpertBufferSize and
 DiscAgentBufferSize split over the ranks), and feed the AMP normaliser with both kinds.
 
@@ -45,6 +46,7 @@ from learning.losses import weight_decay_loss
 from learning.models.amp_discriminator import Discriminator
 from learning.normalizer import Normalizer
 from learning.replay_buffer import Field
+from learning.solvers.joint_update import JointUpdate
 from learning.solvers.mpi_solver import MPISolver
 
 AMP_OBS_NORM_SCOPE = f"{RESOURCE_SCOPE}/amp_obs_norm"
@@ -133,8 +135,7 @@ class AMPAgent(PPOAgent):
         disc_loss = DISC_LOSSES[cfg.disc_loss]
         penalise_agent = cfg.disc_grad_penalty_inputs == "both"
 
-        @tf.function(input_signature=[obs_spec, obs_spec])
-        def disc_step(norm_expert, norm_agent):
+        def disc_grads(norm_expert, norm_agent):
             with tf.GradientTape() as tape:
                 with tf.GradientTape(watch_accessed_variables=False, persistent=penalise_agent) as input_tape:
                     input_tape.watch(norm_expert)
@@ -159,14 +160,15 @@ class AMPAgent(PPOAgent):
             info = {"loss": loss, "acc_expert": acc_expert, "acc_agent": acc_agent,
                     "prob_agent": tf.reduce_mean(tf.sigmoid(logits_agent)),
                     "abs_logit": tf.reduce_mean(tf.abs(logits_agent)), "grad_penalty": penalty}
-            return info, tape.gradient(loss, disc.trainable_variables)
+            return info, [tape.gradient(loss, disc.trainable_variables)]
 
-        self._disc_step = disc_step
+        self._disc_grads = disc_grads
 
     def _build_solvers(self):
         super()._build_solvers()
         cfg = self.config
         self.disc_solver = MPISolver("disc", self.disc.trainable_variables, cfg.disc_stepsize, cfg.disc_momentum)
+        self._disc_update = JointUpdate([self.disc_solver], self._disc_grads, [self._amp_obs_spec()] * 2)
 
     def _solvers(self):
         return {**super()._solvers(), "disc": self.disc_solver}
@@ -189,9 +191,10 @@ class AMPAgent(PPOAgent):
         super()._end_path()
         if self._records_amp_obs():
             self._record_amp_obs()
+            count = len(self.path.extras["amp_obs_agent"])
+            self.path.extras["amp_obs_expert"] = list(self.env.record_amp_obs_expert_batch(self.id, count))
 
     def _record_amp_obs(self):
-        self.path.extras["amp_obs_expert"].append(np.asarray(self.env.record_amp_obs_expert(self.id)))
         self.path.extras["amp_obs_agent"].append(np.asarray(self.env.record_amp_obs_agent(self.id)))
 
     def _store_path(self, path):
@@ -235,9 +238,8 @@ class AMPAgent(PPOAgent):
         self._fresh_agent_obs = []
         totals = {}
         for _ in range(num_steps):
-            info, grads = self._disc_step(self._norm_amp_obs(self.disc_expert_buffer.sample(batch)),
-                                          self._norm_amp_obs(self._sample_disc_agent_obs(batch, fresh)))
-            self.disc_solver.update(grads)
+            info = self._disc_update(self._norm_amp_obs(self.disc_expert_buffer.sample(batch)),
+                                     self._norm_amp_obs(self._sample_disc_agent_obs(batch, fresh)))
             for k, v in info.items():
                 totals[k] = totals.get(k, 0.0) + float(v)
         return {k: v / max(num_steps, 1) for k, v in totals.items()}
