@@ -35,15 +35,17 @@ SPH_VEL_SLOTS = 4      # DeepMimic pads spherical joint velocities to quaternion
 
 def heading_inverse_matrix(root_rot):
     """3x3 rotation(s) by -heading about y: take world vectors into the heading frame ((..., 3, 3)
-    for root rotations (..., 4)). With the root's x axis (x, y, z) in world, heading = atan2(-z, x),
-    so cos(heading) = x / r and sin(heading) = -z / r with r = |(x, z)| (heading 0 when r = 0)."""
-    w, qx, qy, qz = np.moveaxis(np.asarray(root_rot, dtype=float), -1, 0)
-    x_axis_x, x_axis_z = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qz - w * qy)
-    r = np.hypot(x_axis_x, x_axis_z)
-    safe = np.where(r > 0.0, r, 1.0)
-    c, s = np.where(r > 0.0, x_axis_x / safe, 1.0), np.where(r > 0.0, -x_axis_z / safe, 0.0)
-    out = np.zeros(np.shape(c) + (3, 3))
-    out[..., 0, 0], out[..., 0, 2], out[..., 1, 1], out[..., 2, 0], out[..., 2, 2] = c, -s, 1.0, s, c
+    for root rotations (..., 4) [w, x, y, z]). The heading is math_util.quat_heading's, atan2(-z, x)
+    of the root's x axis (x, y, z) = (1 - 2 (y^2 + z^2), 2 (xy + wz), 2 (xz - wy)), written out."""
+    q = np.asarray(root_rot, dtype=float)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    heading = np.arctan2(-2.0 * (x * z - w * y), 1.0 - 2.0 * (y * y + z * z))
+    c, s = np.cos(heading), np.sin(heading)
+    out = np.zeros(heading.shape + (3, 3))
+    out[..., 0, 0] = out[..., 2, 2] = c
+    out[..., 0, 2] = -s
+    out[..., 2, 0] = s
+    out[..., 1, 1] = 1.0
     return out
 
 
@@ -102,21 +104,26 @@ class AMPObsBuilder:
     def norm_groups(self):
         return np.full(self.size, int(NormGroup.Zero), dtype=np.int32)
 
-    def build(self, frames, ground_height):
-        """The observation of `frames`, num_steps (pose, vel) pairs newest first, above the ground."""
+    def build(self, frames, ground_height, body_pos=None):
+        """The observation of `frames`, num_steps (pose, vel) pairs newest first, above the ground;
+        body_pos (num_steps, num_joints, 3): the frames' body centres in world where the caller
+        has them (a simulated character's, read from the physics), else forward kinematics."""
         if len(frames) != self.num_steps:
             raise ValueError(f"AMP observation: {len(frames)} frames for a window of {self.num_steps}")
         poses = np.stack([pose for pose, _ in frames])[None]
         vels = np.stack([vel for _, vel in frames])[None]
-        return self.build_batch(poses, vels, np.array([ground_height], dtype=float))[0]
+        return self.build_batch(poses, vels, np.array([ground_height], dtype=float),
+                                None if body_pos is None else np.asarray(body_pos)[None])[0]
 
-    def build_batch(self, poses, vels, ground_heights):
+    def build_batch(self, poses, vels, ground_heights, body_pos=None):
         """Observations (B, size) of B windows at once: poses (B, num_steps, pose_size) and vels
-        (B, num_steps, dof_size) newest first, each window above its ground height (B,)."""
+        (B, num_steps, dof_size) newest first, each window above its ground height (B,); body_pos
+        (B, num_steps, num_joints, 3) as in build."""
         poses, vels = np.asarray(poses, dtype=float), np.asarray(vels, dtype=float)
         batch = poses.shape[0]
         to_heading = heading_inverse_matrix(poses[:, 0, 3:7])[:, None]      # (B, 1, 3, 3)
-        body_pos, _ = self.kin.calc_body_world(poses)
+        if body_pos is None:
+            body_pos, _ = self.kin.calc_body_world(poses)
         pose_obs = self._pose_obs(poses, body_pos, np.asarray(ground_heights, dtype=float), to_heading)
         vel_obs = self._vel_obs(vels, to_heading)
         return np.concatenate([pose_obs.reshape(batch, -1), vel_obs.reshape(batch, -1)], axis=1)

@@ -172,6 +172,25 @@ def test_batch_of_windows_equals_each_window(desc, local_root):
     assert np.abs(batch[0] - batch[1]).max() > 0.1
 
 
+def test_given_body_centres_replace_forward_kinematics(desc):
+    """Body centres given by the caller (the physics' own, for a simulated character) are used
+    instead of forward kinematics: the same ones give the same observation; end effectors raised
+    by 0.5 move exactly their entries, by 0.5 in y (the heading frame keeps y)."""
+    frames = [(make_pose(desc, [0.3, 0.9, -0.2], 0.4 - 0.1 * k, chest_z=0.2, right_knee=-0.3 * k), np.full(34, 0.1 * k))
+              for k in range(2)]
+    builder = AMPObsBuilder(desc)
+    fk = builder.kin.calc_body_world(np.stack([pose for pose, _ in frames]))[0]
+    plain = builder.build(frames, 0.0)
+    np.testing.assert_allclose(builder.build(frames, 0.0, fk), plain, rtol=0, atol=1e-12)
+    raised = fk.copy()
+    raised[:, builder.end_effectors, 1] += 0.5
+    diff = builder.build(frames, 0.0, raised) - plain
+    ee_y = [k * builder.pose_size + builder._ee_start + 3 * i + 1 for k in range(2)
+            for i in range(len(builder.end_effectors))]
+    np.testing.assert_allclose(diff[ee_y], 0.5, atol=1e-12)
+    np.testing.assert_allclose(np.delete(diff, ee_y), 0.0, atol=1e-12)
+
+
 def naive_alignment(cost):
     n, m = cost.shape
     d = np.full((n, m), np.inf)

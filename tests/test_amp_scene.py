@@ -133,18 +133,22 @@ def test_expert_obs_batch_samples_clips_by_weight(monkeypatch):
 
 def test_agent_obs_history_is_the_previous_decisions(walk_env):
     """At reset the history is the reference one, two, ... decisions earlier; after each decision,
-    the update saves the pose the decision was taken in, newest first."""
+    the update saves the pose the decision was taken in, newest first, with its body centres
+    (forward kinematics for the reference's, the physics' for the simulated character's)."""
     env = walk_env
     scene = env
     scene.set_amp_obs_steps(3)
     env.reset()
     t0 = scene.ctrl.time
     assert len(scene.amp_hist) == 2
-    for k, (pose, _) in enumerate(scene.amp_hist, start=1):
+    for k, (pose, _, bodies) in enumerate(scene.amp_hist, start=1):
         np.testing.assert_allclose(pose[7:], scene.motion.calc_frame(t0 - k / 30)[7:], atol=1e-12)
+        np.testing.assert_allclose(bodies, scene.amp_obs.kin.calc_body_world(pose)[0], rtol=0, atol=1e-12)
     pose1 = scene.sim_pose_vel()[0].copy()
+    bodies1 = scene.amp_obs.kin.calc_body_world(pose1)[0]
     step_decision(env)
     np.testing.assert_array_equal(scene.amp_hist[0][0], pose1)
+    np.testing.assert_allclose(scene.amp_hist[0][2], bodies1, rtol=0, atol=1e-9)   # the physics' own
     pose2 = scene.sim_pose_vel()[0].copy()
     env.set_action(0, np.zeros(env.get_action_size(0)))
     env.update(scene.update_timestep)

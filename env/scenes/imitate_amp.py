@@ -109,7 +109,7 @@ class ImitateAMPScene(ImitateScene):
         # Read in every AMP scene (so they are not reported unused), applied where DeepMimic does.
         local_root = args.parse_bool("enable_amp_obs_local_root", False) and self.reads_amp_obs_args
         self.amp_obs = AMPObsBuilder(self.char_desc, local_root)
-        self.amp_hist = deque()     # (pose, vel) at the previous decisions, newest first
+        self.amp_hist = deque()     # (pose, vel, body centres) at the previous decisions, newest first
         self._init_hist()
         self.time_warper = None
         if args.parse_bool("enable_test_time_warp", True) and self.reads_amp_obs_args:
@@ -156,12 +156,13 @@ class ImitateAMPScene(ImitateScene):
     def _init_hist(self):
         dt = self.ctrl.update_period
         times = [self.ctrl.time - k * dt for k in range(1, self.amp_obs.num_steps)]
-        self.amp_hist = deque(((self.kin_char.calc_pose(t), self.kin_char.calc_vel(t)) for t in times),
+        frames = [(self.kin_char.calc_pose(t), self.kin_char.calc_vel(t)) for t in times]
+        self.amp_hist = deque(((pose, vel, self.amp_obs.kin.calc_body_world(pose)[0]) for pose, vel in frames),
                               maxlen=self.amp_obs.num_steps - 1)
 
     def _update_hist(self):
         pose, vel = self.sim_pose_vel()
-        self.amp_hist.appendleft((pose.copy(), vel.copy()))
+        self.amp_hist.appendleft((pose.copy(), vel.copy(), self.sim_body_states().pos.copy()))
 
     # ---- AMP observations ------------------------------------------------------------------
 
@@ -181,7 +182,11 @@ class ImitateAMPScene(ImitateScene):
         return self.amp_obs.norm_groups
 
     def record_amp_obs_agent(self, agent_id=0):
-        return self.amp_obs.build([self.sim_pose_vel(), *self.amp_hist], self.world.ground_height)
+        """The simulated character's window; its body centres are the physics' own (the state's
+        reading of them, kept in the history), so no forward kinematics runs per decision."""
+        frames = [self.sim_pose_vel(), *((pose, vel) for pose, vel, _ in self.amp_hist)]
+        body_pos = [self.sim_body_states().pos, *(bodies for _, _, bodies in self.amp_hist)]
+        return self.amp_obs.build(frames, self.world.ground_height, body_pos)
 
     def record_amp_obs_expert(self, agent_id=0):
         motion = self.motion_set.sample(self.rng)
