@@ -126,7 +126,10 @@ def test_config_errors_name_the_key(tmp_path, demo_file):
              ("e", {"DiscRewardType": "lsgan"}, "e.txt: DiscRewardType: is 'lsgan', expected one of"),
              ("f", {"TRPOCGIters": 1.5}, "f.txt: TRPOCGIters: expects an integer, got 1.5"),
              ("g", {"DiscEntropyCoef": -1}, "g.txt: DiscEntropyCoef: must be >= 0"),
-             ("h", {"TRPOMaxKL": 0}, "h.txt: TRPOMaxKL: must be > 0")]
+             ("h", {"TRPOMaxKL": 0}, "h.txt: TRPOMaxKL: must be > 0"),
+             ("j", {"DiscInputs": "action"}, "j.txt: DiscInputs: is 'action', expected one of state_action, state"),
+             ("k", {"DiscInputs": "state", "DiscExpertActionNoise": True},
+              'k.txt: DiscExpertActionNoise: noise on the expert.s actions, which DiscInputs "state" does not show')]
     for name, overrides, message in cases:
         with pytest.raises(ConfigError, match=message):
             load_agent_config(write_gail_agent_file(tmp_path / f"{name}.txt", **overrides))
@@ -191,6 +194,37 @@ def test_expert_action_noise_is_the_policys(tmp_path, demo_file):
     # no row of the batch is an expert action as recorded
     gaps = np.abs(norm_actions[:, None, :] - expert_norm_actions[None, :, :]).max(axis=2).min(axis=1)
     assert gaps.min() > 1e-4
+
+
+def test_state_only_discriminator_sees_the_states(tmp_path, demo_file):
+    """DiscInputs "state": the discriminator's rows are the states alone, the expert's and the
+    agent's; its normaliser spans the state; the agent's rewards do not change with its actions."""
+    from learning.demos import load_demos
+    world = make_world(tmp_path, demo_file, DiscInputs="state")
+    agent = world.agents[0]
+    n = agent.get_state_size()
+    assert agent.disc_norm.mean.shape == (n,)
+    np.testing.assert_array_equal(agent.expert_x, load_demos(demo_file).states.astype(np.float64))
+    fetch, checked = agent._fetch_batch_rewards, []
+
+    def fetch_checked(idx):
+        """At the training step: the rows are the stored states; other actions give the same rewards."""
+        buf = agent.replay_buffer
+        np.testing.assert_array_equal(agent._agent_disc_inputs(idx), buf.get("states", idx).astype(np.float64))
+        rewards = fetch(idx)
+        buf.data["actions"][idx] += 1.0
+        np.testing.assert_array_equal(fetch(idx), rewards)
+        buf.data["actions"][idx] -= 1.0
+        checked.append(len(idx))
+        return rewards
+
+    agent._fetch_batch_rewards = fetch_checked
+    while agent.iter < 1:
+        update_world(world, 1 / 60)
+    assert checked and checked[0] > 0
+    (tmp_path / "sa").mkdir()
+    both = make_world(tmp_path / "sa", demo_file).agents[0]
+    assert both.disc_norm.mean.shape == (n + both.get_action_size(),)
 
 
 def test_project_agent_files():

@@ -5,7 +5,9 @@ The scene's reward is replaced by the discriminator's: stored paths keep the env
 logged (Train_Return, Test_Return) and never trained on. The demonstrations come from the builder
 (RLWorld.load_demos: the args' --demo_file, checked against the env's sizes and layout).
 
-Discriminator D(x), x = disc_norm(concat(state, action)): DiscHiddenLayers layers of
+Discriminator D(x), x = disc_norm(concat(state, action)), or disc_norm(state) with DiscInputs "state"
+(state-only GAIL: the discriminator judges where the agent goes, not the actions that took it
+there): DiscHiddenLayers layers of
 DiscHiddenUnits units (DiscActivation, tanh), then one logit whose layer starts at zero. Labels
 expert 1, agent 0. Loss (class-balanced; each class's mean, as the reference weights its samples):
     mean_agent [softplus(D) - c H(D)] + mean_expert [softplus(-D) - c H(D)],
@@ -87,22 +89,28 @@ class GAILAgent(PPOAgent):
     def _load_params(self, config):
         super()._load_params(config)
         self.use_trpo = config.policy_step == "TRPO"
-        self.expert_x = np.concatenate([self.demos.states.astype(np.float64), self.demos.actions], axis=1)
+        self.disc_sees_actions = config.disc_inputs == "state_action"
+        self.expert_x = self._disc_rows(self.demos.states, self.demos.actions)
         r_min, r_max = DISC_REWARDS[config.disc_reward_type][1]
         gamma = config.discount
         self.val_min, self.val_max = r_min * config.reward_scale / (1 - gamma), r_max * config.reward_scale / (1 - gamma)
         self.val_fail = self.val_succ = 0.0
 
+    def _disc_rows(self, states, actions):
+        """The discriminator's raw inputs (float64): states, with their actions where it sees them."""
+        states = np.asarray(states, dtype=np.float64)
+        return np.concatenate([states, actions], axis=1) if self.disc_sees_actions else states
+
     def _disc_input_size(self):
-        return self.get_state_size() + self.get_action_size()
+        return self.get_state_size() + (self.get_action_size() if self.disc_sees_actions else 0)
 
     def _build_normalizers(self):
         super()._build_normalizers()
         env, i = self.env, self.id
-        groups = np.concatenate([env.build_state_norm_groups(i), np.zeros(self.get_action_size(), np.int32)])
-        self.disc_norm = Normalizer(self._disc_input_size(), groups)
-        self.disc_norm.set_mean_std(-np.concatenate([env.build_state_offset(i), env.build_action_offset(i)]),
-                                    1 / np.concatenate([env.build_state_scale(i), env.build_action_scale(i)]))
+        groups = self._disc_rows(env.build_state_norm_groups(i)[None], np.zeros((1, self.get_action_size())))[0]
+        self.disc_norm = Normalizer(self._disc_input_size(), groups.astype(np.int32))
+        self.disc_norm.set_mean_std(-self._disc_rows(env.build_state_offset(i)[None], env.build_action_offset(i)[None])[0],
+                                    1 / self._disc_rows(env.build_state_scale(i)[None], env.build_action_scale(i)[None])[0])
 
     def _normalizers(self):
         return {**super()._normalizers(), DISC_NORM_SCOPE: self.disc_norm}
@@ -195,13 +203,13 @@ class GAILAgent(PPOAgent):
     # ---- the discriminator ----
     def _agent_disc_inputs(self, idx):
         buf = self.replay_buffer
-        return np.concatenate([buf.get("states", idx).astype(np.float64), buf.get("actions", idx)], axis=1)
+        return self._disc_rows(buf.get("states", idx), buf.get("actions", idx))
 
     def _norm_disc(self, x):
         return self.disc_norm.normalize(x).astype(np.float32)
 
     def calc_disc_logits(self, x):
-        """Logits (float64) of raw concat(state, action) rows."""
+        """Logits (float64) of raw discriminator rows (concat(state, action), or states)."""
         return self._disc_logits(self._norm_disc(x)).numpy().astype(np.float64)
 
     def calc_disc_rewards(self, x):

@@ -7,6 +7,7 @@ from learning.disc_losses import DISC_REWARDS
 from learning.models.gail_discriminator import DISC_ACTIVATIONS
 
 POLICY_STEPS = ("PPO", "TRPO")      # learning/solvers/ppo_step.py, trpo_step.py
+DISC_INPUTS = ("state_action", "state")     # what the discriminator sees of a transition
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,6 +21,7 @@ class GAILAgentConfig(PPOAgentConfig):
     disc_entropy_coef: float = key("DiscEntropyCoef", 0.001)
     disc_grad_penalty: float = key("DiscGradPenalty", 0.0)
     disc_expert_action_noise: bool = key("DiscExpertActionNoise", False)
+    disc_inputs: str = key("DiscInputs", "state_action")
     disc_reward_type: str = key("DiscRewardType", "neg_log_one_minus_d")
     reward_scale: float = key("RewardScale", 1.0)
     trpo_max_kl: float = key("TRPOMaxKL", 0.01)
@@ -35,9 +37,12 @@ class GAILAgentConfig(PPOAgentConfig):
         yield from super().problems()
         for json_key, val, known in (("PolicyStep", self.policy_step, POLICY_STEPS),
                                      ("DiscActivation", self.disc_activation, tuple(DISC_ACTIVATIONS)),
-                                     ("DiscRewardType", self.disc_reward_type, tuple(DISC_REWARDS))):
+                                     ("DiscRewardType", self.disc_reward_type, tuple(DISC_REWARDS)),
+                                     ("DiscInputs", self.disc_inputs, DISC_INPUTS)):
             if val not in known:
                 yield json_key, f"is {val!r}, expected one of {', '.join(known)}"
+        if self.disc_expert_action_noise and self.disc_inputs == "state":
+            yield "DiscExpertActionNoise", "noise on the expert's actions, which DiscInputs \"state\" does not show"
         yield from range_problems(">= 1", ("DiscHiddenUnits", self.disc_hidden_units),
                                   ("DiscStepsPerIter", self.disc_steps_per_iter), ("TRPOCGIters", self.trpo_cg_iters),
                                   ("TRPOLineSearchSteps", self.trpo_line_search_steps))
