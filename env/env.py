@@ -222,7 +222,7 @@ class Env(ABC):
 
     def record_amp_obs_expert_batch(self, agent_id: int, count: int) -> np.ndarray:
         """count expert observations (count, size) at once; scenes may draw them in one batch."""
-        return np.stack([self.record_amp_obs_expert(agent_id) for _ in range(count)]).reshape(count, -1)
+        return np.stack([self.record_amp_obs_expert(agent_id) for _ in range(count)])
 
     def set_amp_obs_steps(self, num_steps: int) -> None:
         """States one decision apart in an AMP observation (the AMP agent's DiscObsSteps; 2 by

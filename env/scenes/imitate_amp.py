@@ -156,8 +156,9 @@ class ImitateAMPScene(ImitateScene):
     def _init_hist(self):
         dt = self.ctrl.update_period
         times = [self.ctrl.time - k * dt for k in range(1, self.amp_obs.num_steps)]
-        frames = [(self.kin_char.calc_pose(t), self.kin_char.calc_vel(t)) for t in times]
-        self.amp_hist = deque(((pose, vel, self.amp_obs.kin.calc_body_world(pose)[0]) for pose, vel in frames),
+        poses = [self.kin_char.calc_pose(t) for t in times]
+        bodies = self.kin_char.calc_body_world(np.reshape(poses, (len(times), -1)))[0]
+        self.amp_hist = deque(zip(poses, (self.kin_char.calc_vel(t) for t in times), bodies),
                               maxlen=self.amp_obs.num_steps - 1)
 
     def _update_hist(self):

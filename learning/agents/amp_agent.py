@@ -1,10 +1,11 @@
 """AMPAgent: PPO trained on a learned style reward (deepmimic.md 5.8; DeepMimic's AMPAgent).
 
 Per path: one agent AMP observation per action (from the second decision on, plus one at the path's
-end; env.record_amp_obs_agent), and as many expert observations, drawn in one batch at the path's
-end (env.record_amp_obs_expert_batch: the expert's draws do not depend on the agent's states). Stored paths also fill
-the discriminator's expert and agent buffers (learning/amp_buffer.py, DiscExpertBufferSize and
-DiscAgentBufferSize split over the ranks), and feed the AMP normaliser with both kinds.
+end; env.record_amp_obs_agent), and as many expert observations, drawn in one batch (an array) at
+the path's end (env.record_amp_obs_expert_batch: the expert's draws do not depend on the agent's
+states). Stored paths also fill the discriminator's expert and agent buffers (learning/amp_buffer.py,
+DiscExpertBufferSize and DiscAgentBufferSize split over the ranks), and feed the AMP normaliser with
+both kinds.
 
 Each training iteration:
 1. Discriminator: ceil(DiscStepsPerBatch * global buffer samples / (ranks * local batch)) steps,
@@ -192,7 +193,7 @@ class AMPAgent(PPOAgent):
         if self._records_amp_obs():
             self._record_amp_obs()
             count = len(self.path.extras["amp_obs_agent"])
-            self.path.extras["amp_obs_expert"] = list(self.env.record_amp_obs_expert_batch(self.id, count))
+            self.path.extras["amp_obs_expert"] = self.env.record_amp_obs_expert_batch(self.id, count)
 
     def _record_amp_obs(self):
         self.path.extras["amp_obs_agent"].append(np.asarray(self.env.record_amp_obs_agent(self.id)))
@@ -208,8 +209,8 @@ class AMPAgent(PPOAgent):
 
     def _record_normalizers(self, path):
         super()._record_normalizers(path)
-        self.amp_obs_norm.record(np.array(path.extras["amp_obs_expert"]))
-        self.amp_obs_norm.record(np.array(path.extras["amp_obs_agent"]))
+        self.amp_obs_norm.record(path.extras["amp_obs_expert"])
+        self.amp_obs_norm.record(path.extras["amp_obs_agent"])
 
     def _update_normalizers(self):
         super()._update_normalizers()

@@ -97,9 +97,10 @@ class GAILAgent(PPOAgent):
         self.val_fail = self.val_succ = 0.0
 
     def _disc_rows(self, states, actions):
-        """The discriminator's raw inputs (float64): states, with their actions where it sees them."""
+        """The discriminator's raw inputs (float64; rows or one row): states, with their actions
+        where it sees them."""
         states = np.asarray(states, dtype=np.float64)
-        return np.concatenate([states, actions], axis=1) if self.disc_sees_actions else states
+        return np.concatenate([states, actions], axis=-1) if self.disc_sees_actions else states
 
     def _disc_input_size(self):
         return self.get_state_size() + (self.get_action_size() if self.disc_sees_actions else 0)
@@ -107,10 +108,10 @@ class GAILAgent(PPOAgent):
     def _build_normalizers(self):
         super()._build_normalizers()
         env, i = self.env, self.id
-        groups = self._disc_rows(env.build_state_norm_groups(i)[None], np.zeros((1, self.get_action_size())))[0]
+        groups = self._disc_rows(env.build_state_norm_groups(i), np.zeros(self.get_action_size()))
         self.disc_norm = Normalizer(self._disc_input_size(), groups.astype(np.int32))
-        self.disc_norm.set_mean_std(-self._disc_rows(env.build_state_offset(i)[None], env.build_action_offset(i)[None])[0],
-                                    1 / self._disc_rows(env.build_state_scale(i)[None], env.build_action_scale(i)[None])[0])
+        self.disc_norm.set_mean_std(-self._disc_rows(env.build_state_offset(i), env.build_action_offset(i)),
+                                    1 / self._disc_rows(env.build_state_scale(i), env.build_action_scale(i)))
 
     def _normalizers(self):
         return {**super()._normalizers(), DISC_NORM_SCOPE: self.disc_norm}
