@@ -145,6 +145,27 @@ def test_fast_dataset_matches_the_fast_gail_scene():
         env.shutdown()
 
 
+@pytest.mark.parametrize("clip, reward", [("run", 0.85), ("spinkick", 0.79)])
+def test_trained_skill_datasets_match_their_clips_fast_scene(clip, reward):
+    """The run and the spinkick trained here, recorded as the fast walk's dataset is (5 episodes of
+    20 s, mean actions, their own layout): each matches its clip's fast-recipe scene, names its
+    policy's metadata and its clean commit, and keeps its expert's quality (no fall)."""
+    env = DeepMimicEnv(load_args(["--arg_file", str(ROOT / f"args/train_humanoid3d_{clip}_fast_args.txt")]), seed=0)
+    try:
+        path = ROOT / f"data/demos/humanoid3d_{clip}_trained_demos_fast.npz"
+        data = load_demos_for(path, env)
+    finally:
+        env.shutdown()
+    meta = data.metadata
+    assert path.stat().st_size < 4_500_000
+    assert data.num_steps == 3000 and data.num_episodes == 5 and meta["falls"] == 0
+    assert meta["mean_env_reward"] > reward and meta["motion_file"] == f"data/motions/humanoid3d_{clip}.txt"
+    assert meta["expert"]["policy_metadata"] == f"data/policies/humanoid3d_{clip}_trained/metadata.json"
+    assert meta["commit"] and meta["commit_dirty"] is False
+    assert meta["command"].startswith(f".venv/bin/python DeepMimic.py --arg_file args/run_humanoid3d_{clip}_trained_args.txt")
+    assert json.loads(path.with_suffix(".json").read_text()) == meta
+
+
 def test_the_recorder_names_a_shipped_policys_metadata():
     """policy_metadata: the metadata.json beside a checkpoint of data/policies/<name>/, none for
     the wheel's checkpoints (no metadata beside them) or no model."""
