@@ -155,9 +155,9 @@ class ImitateAMPScene(ImitateScene):
 
     def _init_hist(self):
         dt = self.ctrl.update_period
-        times = [self.ctrl.time - k * dt for k in range(1, self.amp_obs.num_steps)]
-        poses = [self.kin_char.calc_pose(t) for t in times]
-        bodies = self.kin_char.calc_body_world(np.reshape(poses, (len(times), -1)))[0]
+        times = self.ctrl.time - dt * np.arange(1, self.amp_obs.num_steps)
+        poses = self.kin_char.calc_poses(times)
+        bodies = self.kin_char.calc_body_world(poses)[0]
         self.amp_hist = deque(zip(poses, (self.kin_char.calc_vel(t) for t in times), bodies),
                               maxlen=self.amp_obs.num_steps - 1)
 
