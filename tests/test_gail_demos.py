@@ -132,25 +132,15 @@ def test_shipped_datasets_match_the_gail_scene(train_env, name, run_args, steps,
     assert json.loads(path.with_suffix(".json").read_text()) == meta
 
 
-def test_fast_dataset_matches_the_fast_gail_scene():
-    """The trained walk in its own layout trains the GAIL walk of the fast recipe's scene."""
-    env = DeepMimicEnv(load_args(["--arg_file", str(ROOT / "args/train_gail_humanoid3d_walk_fast_args.txt")]), seed=0)
-    try:
-        path = ROOT / "data/demos/humanoid3d_walk_trained_demos_fast.npz"
-        data = load_demos_for(path, env)
-        assert path.stat().st_size < 4_500_000
-        assert data.num_steps == 3000 and data.metadata["falls"] == 0 and data.metadata["action_conversion"] == "none"
-        assert data.metadata["tar_obs_steps"] == [1, 2, 3] and data.metadata["action_relative_to_reference"] is True
-    finally:
-        env.shutdown()
-
-
-@pytest.mark.parametrize("clip, reward", [("run", 0.85), ("spinkick", 0.79)])
-def test_trained_skill_datasets_match_their_clips_fast_scene(clip, reward):
-    """The run and the spinkick trained here, recorded as the fast walk's dataset is (5 episodes of
-    20 s, mean actions, their own layout): each matches its clip's fast-recipe scene, names its
+@pytest.mark.parametrize("clip, arg_file, reward", [
+    ("walk", "train_gail_humanoid3d_walk_fast_args.txt", 0.9),
+    ("run", "train_humanoid3d_run_fast_args.txt", 0.85),
+    ("spinkick", "train_humanoid3d_spinkick_fast_args.txt", 0.79)])
+def test_trained_skill_datasets_match_their_fast_scenes(clip, arg_file, reward):
+    """The skills trained here, recorded in the fast recipe's layout (5 episodes of 20 s, mean
+    actions): each matches its clip's fast scene (the walk's: the fast GAIL walk's), names its
     policy's metadata and its clean commit, and keeps its expert's quality (no fall)."""
-    env = DeepMimicEnv(load_args(["--arg_file", str(ROOT / f"args/train_humanoid3d_{clip}_fast_args.txt")]), seed=0)
+    env = DeepMimicEnv(load_args(["--arg_file", str(ROOT / "args" / arg_file)]), seed=0)
     try:
         path = ROOT / f"data/demos/humanoid3d_{clip}_trained_demos_fast.npz"
         data = load_demos_for(path, env)
@@ -159,6 +149,8 @@ def test_trained_skill_datasets_match_their_clips_fast_scene(clip, reward):
     meta = data.metadata
     assert path.stat().st_size < 4_500_000
     assert data.num_steps == 3000 and data.num_episodes == 5 and meta["falls"] == 0
+    assert meta["action_conversion"] == "none" and meta["tar_obs_steps"] == [1, 2, 3]
+    assert meta["action_relative_to_reference"] is True
     assert meta["mean_env_reward"] > reward and meta["motion_file"] == f"data/motions/humanoid3d_{clip}.txt"
     assert meta["expert"]["policy_metadata"] == f"data/policies/humanoid3d_{clip}_trained/metadata.json"
     assert meta["commit"] and meta["commit_dirty"] is False
