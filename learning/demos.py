@@ -16,7 +16,8 @@ action_relative_to_reference, tar_obs_steps, query_rate).
 
 The states and actions are in the layout of the scene GAIL trains in (app/record_demos.py converts
 an expert's own layout). Loading checks the file's own consistency and, against an env, its sizes
-and layout (Env.get_layout_desc); a mismatch is one ValueError line naming the file and the field.
+and layout (Env.get_layout_desc; an imitate scene's clip too, by file name: `motion`, or the
+file name of a dataset's `motion_file`); a mismatch is one ValueError line naming the file and the field.
 """
 import json
 import tokenize
@@ -33,7 +34,7 @@ FORMAT_VERSION = 1
 ARRAYS = ("states", "actions", "times", "episode_starts", "episode_terminates")
 # fields of the metadata compared with the scene's (scene_layout) when a dataset is loaded for training
 LAYOUT_FIELDS = ("state_size", "action_size", "layout", "enable_phase_input", "record_world_root_pos",
-                 "record_world_root_rot", "action_relative_to_reference", "tar_obs_steps")
+                 "record_world_root_rot", "action_relative_to_reference", "tar_obs_steps", "motion")
 # the value of a field that a dataset's metadata or a scene's layout leaves out (imitate's options off)
 LAYOUT_DEFAULTS = {"action_relative_to_reference": False, "tar_obs_steps": []}
 
@@ -152,15 +153,25 @@ def scene_layout(env, agent_id=0):
             **env.get_layout_desc(agent_id)}
 
 
+def dataset_layout(metadata):
+    """The LAYOUT_FIELDS a dataset's metadata gives, its defaults filled in; its clip ("motion", the
+    motion file's name) taken from "motion_file" where the recorder did not write it."""
+    layout = {name: metadata.get(name, LAYOUT_DEFAULTS.get(name)) for name in LAYOUT_FIELDS}
+    if layout["motion"] is None and metadata.get("motion_file"):
+        layout["motion"] = Path(metadata["motion_file"]).name
+    return layout
+
+
 def check_against(data, expected, path):
-    """ValueError naming the file and the first field of `expected` that the dataset differs in."""
+    """ValueError naming the file and the first field of `expected` that the dataset differs in
+    (a field the scene does not give is not compared, nor the clip of a dataset that names none)."""
+    theirs = dataset_layout(data.metadata)
     for name in LAYOUT_FIELDS:
-        if name not in expected and name not in LAYOUT_DEFAULTS:
-            continue
-        theirs = data.metadata.get(name, LAYOUT_DEFAULTS.get(name))
         ours = expected.get(name, LAYOUT_DEFAULTS.get(name))
-        if theirs != ours:
-            raise ValueError(f"{path}: {name}: {theirs!r} in the demonstrations, "
+        if ours is None or (name == "motion" and theirs[name] is None):
+            continue
+        if theirs[name] != ours:
+            raise ValueError(f"{path}: {name}: {theirs[name]!r} in the demonstrations, "
                              f"{ours!r} in the scene (record them in the training scene's layout)")
 
 

@@ -16,7 +16,7 @@ import pytest
 from app.build import build_world
 from app.record_demos import TargetLayout, record_demos
 from env.deepmimic_env import DeepMimicEnv
-from learning.demos import LAYOUT_DEFAULTS, check_against, load_demos, load_demos_for, save_demos, scene_layout
+from learning.demos import check_against, dataset_layout, load_demos, load_demos_for, save_demos, scene_layout
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +115,29 @@ def test_broken_files_name_the_field(tmp_path):
         check_against(data, {**data.metadata, "record_world_root_rot": False}, "x.npz")
 
 
+def test_a_dataset_of_another_clip_is_refused_by_name():
+    """The phase and the reference's poses in a state are the clip's: the backflip's demonstrations
+    do not train the spinkick's scene, though every size and option matches. A dataset without
+    "motion" is judged by its motion_file's name; one naming no clip is not judged on it."""
+    env = DeepMimicEnv(load_args(["--arg_file", str(ROOT / "args/train_humanoid3d_spinkick_fast_args.txt")]), seed=0)
+    try:
+        path = ROOT / "data/demos/humanoid3d_backflip_trained_demos_fast.npz"
+        with pytest.raises(ValueError) as err:
+            load_demos_for(path, env)
+        assert str(err.value) == (f"{path}: motion: 'humanoid3d_backflip.txt' in the demonstrations, "
+                                  "'humanoid3d_spinkick.txt' in the scene (record them in the training scene's layout)")
+        expected = scene_layout(env)
+    finally:
+        env.shutdown()
+    data = load_demos(path)
+    meta = {k: v for k, v in data.metadata.items() if k != "motion"}
+    assert dataset_layout(meta)["motion"] == "humanoid3d_backflip.txt"
+    data.metadata = {**meta, "motion_file": "elsewhere/humanoid3d_spinkick.txt"}
+    check_against(data, expected, "x.npz")
+    data.metadata = {k: v for k, v in meta.items() if k != "motion_file"}
+    check_against(data, expected, "x.npz")
+
+
 @pytest.mark.parametrize("name, run_args, steps, reward", [
     ("humanoid3d_walk_demos", "run_humanoid3d_walk_args.txt", 1500, 0.8),
     ("humanoid3d_walk_trained_demos", "run_humanoid3d_walk_trained_args.txt", 3000, 0.9)])
@@ -125,7 +148,7 @@ def test_shipped_datasets_match_the_gail_scene(train_env, name, run_args, steps,
     data = load_demos_for(path, train_env)
     meta = data.metadata
     assert data.num_steps == steps
-    assert {k: meta.get(k, LAYOUT_DEFAULTS.get(k)) for k in scene_layout(train_env)} == scene_layout(train_env)
+    assert {k: dataset_layout(meta)[k] for k in scene_layout(train_env)} == scene_layout(train_env)
     assert meta["command"].startswith(f".venv/bin/python DeepMimic.py --arg_file args/{run_args}")
     assert f"--record_demos data/demos/{name}.npz" in meta["command"]
     assert meta["falls"] == 0 and meta["mean_env_reward"] > reward
@@ -135,7 +158,8 @@ def test_shipped_datasets_match_the_gail_scene(train_env, name, run_args, steps,
 @pytest.mark.parametrize("clip, arg_file, reward", [
     ("walk", "train_gail_humanoid3d_walk_fast_args.txt", 0.9),
     ("run", "train_humanoid3d_run_fast_args.txt", 0.85),
-    ("spinkick", "train_humanoid3d_spinkick_fast_args.txt", 0.79)])
+    ("spinkick", "train_humanoid3d_spinkick_fast_args.txt", 0.79),
+    ("backflip", "train_humanoid3d_backflip_fast_args.txt", 0.78)])
 def test_trained_skill_datasets_match_their_fast_scenes(clip, arg_file, reward):
     """The skills trained here, recorded in the fast recipe's layout (5 episodes of 20 s, mean
     actions): each matches its clip's fast scene (the walk's: the fast GAIL walk's), names its

@@ -38,6 +38,7 @@ metrics against the nearest keyframe of the clip, whatever its time (calc_style_
 env/style_error.py; the keyframes' forward kinematics once, at the first call).
 """
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -76,7 +77,8 @@ class ImitateScene(RLSceneSimChar):
         init_xs = args.parse_floats("char_init_pos_xs", (), finite=True)
         self.init_pos = np.array([init_xs[0] if init_xs else 0.0, 0.0, 0.0])
 
-        self.motion = Motion.load(args.parse_string("motion_file", required=True), self.char_desc)
+        self.motion_file = args.parse_string("motion_file", required=True)
+        self.motion = Motion.load(self.motion_file, self.char_desc)
         self.kin_char = KinCharacter(self.char_desc, self.motion)
         # forward kinematics of the reference in C: the same humanoid in a world of its own, posed
         # by set_state and never stepped (about 4x faster than numpy FK at every decision)
@@ -172,9 +174,10 @@ class ImitateScene(RLSceneSimChar):
 
     def get_layout_desc(self, agent_id=0):
         """The controller's layout plus this scene's own options that change what a state or an
-        action means (demonstrations are checked against both)."""
+        action means (demonstrations are checked against both): the clip's file name among them,
+        since the phase and the reference's poses in a state are the clip's."""
         return {**super().get_layout_desc(agent_id), "action_relative_to_reference": self.ref_relative,
-                "tar_obs_steps": list(self.tar_obs_steps)}
+                "tar_obs_steps": list(self.tar_obs_steps), "motion": Path(self.motion_file).name}
 
     def calc_ref_action(self):
         """The policy action whose PD targets are the reference's current joint rotations."""
