@@ -13,7 +13,7 @@ A shipped skill (`write_package`) is named by the clip (`walk`) or, for another 
 by a name of its own (`gail_walk`, `amp_walk`): DEST/humanoid3d_<skill>_trained/ holds
 agent0_model.ckpt (.index, .data-*) and metadata.json (skill, the clip of its motion file, the
 provenance, the resolved args and agent files, seed, workers, samples, iteration, training hours,
-the evaluation at the criterion and the criterion itself);
+the evaluation at the criterion and the criterion itself; the run's agent_schedule if it had one);
 ARGS_DIR/run_humanoid3d_<skill>_trained_args.txt plays it (`DeepMimic.py --arg_file ...`). The
 folder is written beside its final name and renamed into place, so a reader never sees half a
 package.
@@ -166,6 +166,8 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
         "args": [" ".join(["--" + k, *v]) for k, v in run_args],
         "agent_files": {name: json.loads(text) for name, text in texts.items()},
     }
+    if curve_config.get("agent_schedule"):
+        metadata["agent_schedule"] = curve_config["agent_schedule"]
     write_json(staging / METADATA_NAME, metadata)
     staging.rename(final)
     rel = final.relative_to(root) if final.is_relative_to(root) else final

@@ -46,6 +46,13 @@ first: the curve goes on without a gap or a repeat. --eval_intermediate also eva
 intermediate checkpoints (DIR/intermediate/agent0_models, every IntOutputIters) not on the curve,
 e.g. of a run started without this script.
 
+--agent_schedule SAMPLES:FILE ...: from SAMPLES samples on, train with agent file FILE (before the
+first entry: the args file's, or --train_args'); a round of training ends at each entry, so the next
+leg starts there. The legs may change what trains (Discount, step sizes), not the networks: the
+evaluations build the policy from the first leg's file. A resumed run keeps its schedule unless
+given a new one. E.g. the backflip as shipped: discount 0.99 from 1.32M samples,
+0.95 again from 4.61M (docs/README_time_to_skill.md).
+
 --compare: the curves on one plot, and a table at equal budgets (--at: for each budget, each
 curve's point nearest to it, within 10%).
 """
@@ -141,6 +148,38 @@ def read_resume(out):
     except CheckpointError as e:
         raise SystemExit(f"time_to_skill: {e}")
     return {"model": model, **{k: float(state[k]) for k in ("iter", "total_sample_count", "wall_time")}}
+
+
+def scheduled(cfg, samples):
+    """cfg for a round of training from `samples` on: the agent file of the last --agent_schedule
+    entry at or below `samples` first in its train_args (the first --agent_files on a command line
+    wins); cfg itself before the first entry."""
+    files = [path for at, path in cfg.get("agent_schedule", []) if at <= samples]
+    return {**cfg, "train_args": ["--agent_files", files[-1], *cfg["train_args"]]} if files else cfg
+
+
+def next_switch(cfg, samples):
+    """The first --agent_schedule entry beyond `samples` (inf: none)."""
+    return min((at for at, _ in cfg.get("agent_schedule", []) if at > samples), default=float("inf"))
+
+
+def parse_agent_schedule(items):
+    """[[samples, file]] of `SAMPLES:FILE` items, samples increasing; ValueError naming the item."""
+    schedule = []
+    for item in items:
+        at, sep, path = item.partition(":")
+        try:
+            samples = int(float(at))
+        except (ValueError, OverflowError):
+            samples = -1
+        if not sep or not path or samples <= 0:
+            raise ValueError(f"--agent_schedule {item}: expected SAMPLES:AGENT_FILE with SAMPLES > 0")
+        if not (ROOT / path).is_file() and not Path(path).is_file():
+            raise ValueError(f"--agent_schedule {item}: no such agent file {path}")
+        if schedule and samples <= schedule[-1][0]:
+            raise ValueError(f"--agent_schedule {item}: samples must increase ({schedule[-1][0]:,} before)")
+        schedule.append([samples, path])
+    return schedule
 
 
 # ---- evaluation ------------------------------------------------------------------------------
@@ -338,7 +377,8 @@ def load_or_start(args):
            "max_style_err": args.max_style_err, "speed_tol": args.speed_tol, "label": args.label,
            "json": args.json, "plot": args.plot,
            "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
-           "skill": args.ship_name or args.clip, "echo": bool(args.clip)}
+           "skill": args.ship_name or args.clip, "echo": bool(args.clip),
+           "agent_schedule": args.agent_schedule or []}
     if curve_path.is_file():
         if not args.resume:
             raise SystemExit(f"time_to_skill: {curve_path} exists: pass --resume to go on with that run")
@@ -354,6 +394,7 @@ def load_or_start(args):
         for key, default in EVAL_KEYS.items():
             cfg[key] = saved.get(key, default)
         cfg["label"] = args.label or saved.get("label")
+        cfg["agent_schedule"] = args.agent_schedule or saved.get("agent_schedule", [])
         curve["config"] = cfg
         return cfg, curve
     if (out / f"{MODEL_NAME}.resume.npz").is_file() and not args.resume:
@@ -388,8 +429,8 @@ def run(cfg, curve, train_fn=train_chunk):
             print(f"budget of {int(cfg['max_samples']):,} samples reached without the criterion", flush=True)
             return curve
         every = cfg["eval_every"]
-        target = min((samples // every + 1) * every, cfg["max_samples"])
-        code = train_fn(cfg, target)
+        target = min((samples // every + 1) * every, next_switch(cfg, samples), cfg["max_samples"])
+        code = train_fn(scheduled(cfg, samples), target)
         if code != 0:
             if code in (128 + signal.SIGINT, 128 + signal.SIGTERM, -signal.SIGTERM, -signal.SIGINT):
                 raise Interrupted("training stopped by a signal; rerun with --resume to go on")
@@ -428,6 +469,9 @@ def parse_args(argv):
     p.add_argument("--plot", help="PNG of the curve")
     p.add_argument("--eval_intermediate", action="store_true",
                    help="also evaluate the intermediate checkpoints not on the curve")
+    p.add_argument("--agent_schedule", nargs="+", default=[], metavar="SAMPLES:FILE",
+                   help="from SAMPLES samples on, train with agent file FILE (e.g. 1321130:data/agents/"
+                        "ct_agent_humanoid_ppo_fast_gamma99.txt); kept on resume unless given anew")
     p.add_argument("--train_args", nargs=argparse.REMAINDER, default=[],
                    help="arguments passed on to training and evaluation (last on the line)")
     args = p.parse_args(argv)
@@ -448,6 +492,10 @@ def parse_args(argv):
         p.error("--num_workers must be >= 1")
     if not (ROOT / args.arg_file).is_file() and not Path(args.arg_file).is_file():
         p.error(f"--arg_file {args.arg_file}: no such file")
+    try:
+        args.agent_schedule = parse_agent_schedule(args.agent_schedule)
+    except ValueError as e:
+        p.error(str(e))
     return args
 
 

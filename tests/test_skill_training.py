@@ -167,7 +167,7 @@ def test_the_skill_command_goes_on_with_a_run_it_finds(tmp_path, left):
 
 def test_a_skill_ships_under_its_own_name(tmp_path):
     """--ship_name: another learner's walk ships as humanoid3d_<name>_trained with the clip of its
-    motion file and the style criterion's bounds; --ship without a name is refused."""
+    motion file, the style criterion's bounds and its agent schedule; --ship without a name is refused."""
     from app.skill_package import write_package
     run_dir = write_run(tmp_path / "run")
     for suffix in (".index", ".data-00000-of-00001"):
@@ -176,7 +176,8 @@ def test_a_skill_ships_under_its_own_name(tmp_path):
                       "--ship", "--ship_name", "amp_walk", "--criterion", "style"])
     assert cfg.ship_name == "amp_walk"
     curve_cfg = {"seed": 1, "episodes": 8, "episode_time": 20.0, "eval_seed": 1000, "criterion": "style",
-                 "max_style_err": 0.061, "speed_tol": 0.2, "max_body_pos_err": 0.08}
+                 "max_style_err": 0.061, "speed_tol": 0.2, "max_body_pos_err": 0.08,
+                 "agent_schedule": [[500, "data/agents/ct_agent_humanoid_amp_fast.txt"]]}
     point = {"samples": 10, "iteration": 1, "wall_hours": 0.1, "workers": 1, "evaluation": {}}
     package = write_package("amp_walk", run_dir, point, run_dir / "agent0_model.ckpt", curve_cfg,
                             tmp_path / "policies", tmp_path / "args", ROOT)
@@ -185,6 +186,7 @@ def test_a_skill_ships_under_its_own_name(tmp_path):
     assert (meta["skill"], meta["clip"]) == ("amp_walk", "walk")
     assert meta["criterion"] == {"kind": "style", "episodes": 8, "episode_time": 20.0, "max_style_err": 0.061,
                                  "speed_tol": 0.2, "eval_seed": 1000}
+    assert meta["agent_schedule"] == [[500, "data/agents/ct_agent_humanoid_amp_fast.txt"]]
     assert (tmp_path / "args/run_humanoid3d_amp_walk_trained_args.txt").is_file()
     with pytest.raises(SystemExit):
         parse_args(["--arg_file", "args/train_amp_humanoid3d_walk_fast_args.txt", "--output", str(run_dir), "--ship"])

@@ -153,6 +153,47 @@ def test_a_checkpoint_not_paired_with_the_resume_state_stops_the_benchmark_in_on
         run(*load_or_start(bench_args(out, "--resume")), train_fn=FakeTrainer())
 
 
+
+def test_an_agent_schedule_starts_each_leg_at_its_entry(tmp_path, monkeypatch):
+    """--agent_schedule 500:A 1000:B: rounds end at 500 and 1000 samples as well as at each
+    evaluation; a round trains with the file of the last entry at or below its first sample (the
+    base file before 500), put first on the command line so it wins; a resumed run keeps the
+    schedule unless given a new one."""
+    out = tmp_path / "run"
+    gamma99, fast = (str(ROOT / f"data/agents/ct_agent_humanoid_ppo_fast{s}.txt") for s in ("_gamma99", ""))
+    monkeypatch.setattr(time_to_skill, "criterion_met", lambda cfg, ev: False)
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
+    calls, trainer = [], FakeTrainer()
+
+    def recording(cfg, target):
+        state = time_to_skill.read_resume(out)
+        args = cfg["train_args"]
+        calls.append((int(state["total_sample_count"]) if state else 0, target,
+                      Path(args[args.index("--agent_files") + 1]).name))
+        return trainer(cfg, target)
+    schedule = ["--agent_schedule", f"500:{gamma99}", f"1e3:{fast}"]
+    run(*load_or_start(bench_args(out, *schedule, "--train_args", "--agent_files", "base.txt")), train_fn=recording)
+    a, b = "ct_agent_humanoid_ppo_fast_gamma99.txt", "ct_agent_humanoid_ppo_fast.txt"
+    assert calls == [(0, 400, "base.txt"), (512, 800, a), (896, 1000, a), (1024, 1200, b), (1280, 1600, b),
+                     (1664, 1700, b)]
+    assert load_or_start(bench_args(out, "--resume"))[0]["agent_schedule"] == [[500, gamma99], [1000, fast]]
+    assert load_or_start(bench_args(out, "--resume", "--agent_schedule", f"700:{fast}"))[0]["agent_schedule"] == \
+        [[700, fast]]
+
+
+@pytest.mark.parametrize("items, message", [
+    (["500"], "--agent_schedule 500: expected SAMPLES:AGENT_FILE with SAMPLES > 0"),
+    (["0:data/agents/ct_agent_humanoid_ppo_fast.txt"], "with SAMPLES > 0"),
+    (["inf:data/agents/ct_agent_humanoid_ppo_fast.txt"], "with SAMPLES > 0"),
+    (["500:data/agents/nope.txt"], "--agent_schedule 500:data/agents/nope.txt: no such agent file data/agents/nope.txt"),
+    (["500:data/agents/ct_agent_humanoid_ppo_fast.txt", "400:data/agents/ct_agent_humanoid_ppo_fast.txt"],
+     "--agent_schedule 400:data/agents/ct_agent_humanoid_ppo_fast.txt: samples must increase (500 before)")])
+def test_a_bad_agent_schedule_is_one_line(tmp_path, capsys, items, message):
+    with pytest.raises(SystemExit):
+        bench_args(tmp_path / "run", "--agent_schedule", *items)
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]
+
+
 @pytest.mark.slow
 def test_killed_run_resumes_without_gap_or_repeat(tmp_path):
     out, agent = tmp_path / "run", tiny_agent(tmp_path / "agent.txt")
