@@ -71,7 +71,7 @@ from app.skill_package import MODEL_NAME, check_free, provenance, run_args_name,
 from env.style_error import clip_root_speed
 from util.atomic_write import atomic_path, write_json
 from util.log_plot import read_log
-from util.paths import project_root
+from util.paths import project_root, resolve_data_path
 
 ROOT = project_root()
 SKILL_CLIPS = ("walk", "run", "jump", "backflip", "spinkick", "cartwheel")
@@ -174,8 +174,10 @@ def parse_agent_schedule(items):
             samples = -1
         if not sep or not path or samples <= 0:
             raise ValueError(f"--agent_schedule {item}: expected SAMPLES:AGENT_FILE with SAMPLES > 0")
-        if not (ROOT / path).is_file() and not Path(path).is_file():
-            raise ValueError(f"--agent_schedule {item}: no such agent file {path}")
+        try:
+            resolve_data_path(path)     # where training will look for it
+        except FileNotFoundError:
+            raise ValueError(f"--agent_schedule {item}: no such agent file {path}") from None
         if schedule and samples <= schedule[-1][0]:
             raise ValueError(f"--agent_schedule {item}: samples must increase ({schedule[-1][0]:,} before)")
         schedule.append([samples, path])

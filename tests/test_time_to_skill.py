@@ -153,7 +153,6 @@ def test_a_checkpoint_not_paired_with_the_resume_state_stops_the_benchmark_in_on
         run(*load_or_start(bench_args(out, "--resume")), train_fn=FakeTrainer())
 
 
-
 def test_an_agent_schedule_starts_each_leg_at_its_entry(tmp_path, monkeypatch):
     """--agent_schedule 500:A 1000:B: rounds end at 500 and 1000 samples as well as at each
     evaluation; a round trains with the file of the last entry at or below its first sample (the
