@@ -159,7 +159,8 @@ def test_shipped_datasets_match_the_gail_scene(train_env, name, run_args, steps,
     ("walk", "train_gail_humanoid3d_walk_fast_args.txt", 0.9),
     ("run", "train_humanoid3d_run_fast_args.txt", 0.85),
     ("spinkick", "train_humanoid3d_spinkick_fast_args.txt", 0.79),
-    ("backflip", "train_humanoid3d_backflip_fast_args.txt", 0.78)])
+    ("backflip", "train_humanoid3d_backflip_fast_args.txt", 0.78),
+    ("cartwheel", "train_humanoid3d_cartwheel_fast_args.txt", 0.85)])
 def test_trained_skill_datasets_match_their_fast_scenes(clip, arg_file, reward):
     """The skills trained here, recorded in the fast recipe's layout (5 episodes of 20 s, mean
     actions): each matches its clip's fast scene (the walk's: the fast GAIL walk's), names its
