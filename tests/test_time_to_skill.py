@@ -180,6 +180,22 @@ def test_an_agent_schedule_starts_each_leg_at_its_entry(tmp_path, monkeypatch):
         [[700, fast]]
 
 
+def test_a_resume_with_other_train_args_is_one_line(tmp_path, monkeypatch):
+    """A run keeps the training arguments it began with: the same ones (or none) go on, other ones
+    stop in one line naming both, rather than being dropped without a word."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(time_to_skill, "criterion_met", lambda cfg, ev: False)
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
+    run(*load_or_start(bench_args(out, "--train_args", "--agent_files", "base.txt")), train_fn=FakeTrainer())
+    for same in ([], ["--train_args", "--agent_files", "base.txt"]):
+        assert load_or_start(bench_args(out, "--resume", *same))[0]["train_args"] == ["--agent_files", "base.txt"]
+    with pytest.raises(SystemExit) as e:
+        load_or_start(bench_args(out, "--resume", "--train_args", "--agent_files", "other.txt"))
+    assert str(e.value) == (f"time_to_skill: {out / CURVE_NAME} was trained with --train_args --agent_files base.txt, "
+                            "not --agent_files other.txt: a run keeps its training arguments "
+                            "(--agent_schedule changes the agent file)")
+
+
 @pytest.mark.parametrize("items, message", [
     (["500"], "--agent_schedule 500: expected SAMPLES:AGENT_FILE with SAMPLES > 0"),
     (["0:data/agents/ct_agent_humanoid_ppo_fast.txt"], "with SAMPLES > 0"),
