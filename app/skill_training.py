@@ -392,9 +392,10 @@ def load_or_start(args):
             raise SystemExit(f"time_to_skill: {curve_path}: not a time_to_skill curve ({e})")
         if saved["arg_file"] != args.arg_file:
             raise SystemExit(f"time_to_skill: {curve_path} was trained with {saved['arg_file']}, not {args.arg_file}")
-        if args.train_args and args.train_args != saved.get("train_args", []):
+        saved_train_args = saved.get("train_args", EVAL_KEYS["train_args"])
+        if args.train_args and args.train_args != saved_train_args:
             raise SystemExit(f"time_to_skill: {curve_path} was trained with --train_args "
-                             f"{' '.join(saved.get('train_args', [])) or '(none)'}, not {' '.join(args.train_args)}: "
+                             f"{' '.join(saved_train_args) or '(none)'}, not {' '.join(args.train_args)}: "
                              "a run keeps its training arguments (--agent_schedule changes the agent file)")
         # what the evaluations mean stays as the run began; workers, budget and outputs may change
         for key, default in EVAL_KEYS.items():
