@@ -369,16 +369,20 @@ def compare(paths, plot=None, budgets=()):
         plot_curves(curves, plot)
 
 
+def shown(value):
+    """An argument's value as on a command line."""
+    return " ".join(value) or "(none)" if isinstance(value, list) else str(value)
+
+
 def load_or_start(args):
     out = Path(args.output)
     curve_path = out / CURVE_NAME
-    cfg = {"arg_file": args.arg_file, "output": str(out), "num_workers": args.num_workers, "seed": args.seed,
-           "eval_seed": args.eval_seed, "eval_every": args.eval_every, "max_samples": args.max_samples,
-           "episodes": args.episodes, "episode_time": args.episode_time,
-           "max_body_pos_err": args.max_body_pos_err, "criterion": args.criterion,
-           "max_style_err": args.max_style_err, "speed_tol": args.speed_tol, "label": args.label,
-           "json": args.json, "plot": args.plot,
-           "train_args": args.train_args, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
+    # the EVAL_KEYS given on this command line (the parser leaves the others None or empty)
+    given = {key: getattr(args, key) for key in EVAL_KEYS if getattr(args, key) not in (None, [])}
+    cfg = {"arg_file": args.arg_file, "output": str(out), "num_workers": args.num_workers,
+           **{key: given.get(key, default) for key, default in EVAL_KEYS.items()},
+           "eval_every": args.eval_every, "max_samples": args.max_samples, "label": args.label,
+           "json": args.json, "plot": args.plot, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
            "skill": args.ship_name or args.clip, "echo": bool(args.clip),
            "agent_schedule": args.agent_schedule or []}
     if curve_path.is_file():
@@ -392,14 +396,15 @@ def load_or_start(args):
             raise SystemExit(f"time_to_skill: {curve_path}: not a time_to_skill curve ({e})")
         if saved["arg_file"] != args.arg_file:
             raise SystemExit(f"time_to_skill: {curve_path} was trained with {saved['arg_file']}, not {args.arg_file}")
-        saved_train_args = saved.get("train_args", EVAL_KEYS["train_args"])
-        if args.train_args and args.train_args != saved_train_args:
-            raise SystemExit(f"time_to_skill: {curve_path} was trained with --train_args "
-                             f"{' '.join(saved_train_args) or '(none)'}, not {' '.join(args.train_args)}: "
-                             "a run keeps its training arguments (--agent_schedule changes the agent file)")
-        # what the evaluations mean stays as the run began; workers, budget and outputs may change
+        # what the evaluations mean and what trains stay as the run began (given anew, they must
+        # agree); workers, budget and outputs may change
         for key, default in EVAL_KEYS.items():
             cfg[key] = saved.get(key, default)
+            if key in given and given[key] != cfg[key]:
+                raise SystemExit(f"time_to_skill: {curve_path} was trained with --{key} {shown(cfg[key])}, "
+                                 f"not {shown(given[key])}: a run keeps "
+                                 + ("its training arguments (--agent_schedule changes the agent file)"
+                                    if key == "train_args" else "what its evaluations measure"))
         cfg["label"] = args.label or saved.get("label")
         cfg["agent_schedule"] = args.agent_schedule or saved.get("agent_schedule", [])
         curve["config"] = cfg
@@ -458,19 +463,21 @@ def parse_args(argv):
     p.add_argument("--num_workers", type=int, default=2)
     p.add_argument("--eval_every", type=float, default=250000, help="samples between evaluations")
     p.add_argument("--max_samples", type=float, default=10e6)
-    p.add_argument("--episodes", type=int, default=EVAL_KEYS["episodes"])
-    p.add_argument("--episode_time", type=float, default=EVAL_KEYS["episode_time"])
-    p.add_argument("--criterion", choices=CRITERIA, default=EVAL_KEYS["criterion"],
-                   help="tracking: body position error; style (AMP): style error and root speed")
-    p.add_argument("--max_body_pos_err", type=float, default=EVAL_KEYS["max_body_pos_err"],
-                   help="tracking criterion: body position error (m)")
-    p.add_argument("--max_style_err", type=float, default=EVAL_KEYS["max_style_err"],
-                   help="style criterion: style error (m)")
-    p.add_argument("--speed_tol", type=float, default=EVAL_KEYS["speed_tol"],
-                   help="style criterion: root speed within this fraction of the motion data's")
-    p.add_argument("--seed", type=int, default=EVAL_KEYS["seed"],
-                   help="training seed (offset by the iteration at each round)")
-    p.add_argument("--eval_seed", type=int, default=EVAL_KEYS["eval_seed"])
+    p.add_argument("--episodes", type=int, help=f"test episodes per evaluation (default {EVAL_KEYS['episodes']})")
+    p.add_argument("--episode_time", type=float,
+                   help=f"test episodes are cut there, s (default {EVAL_KEYS['episode_time']:g})")
+    p.add_argument("--criterion", choices=CRITERIA,
+                   help="tracking (default): body position error; style (AMP): style error and root speed")
+    p.add_argument("--max_body_pos_err", type=float,
+                   help=f"tracking criterion: body position error, m (default {EVAL_KEYS['max_body_pos_err']})")
+    p.add_argument("--max_style_err", type=float,
+                   help=f"style criterion: style error, m (default {EVAL_KEYS['max_style_err']})")
+    p.add_argument("--speed_tol", type=float,
+                   help=f"style criterion: root speed within this fraction of the motion data's "
+                        f"(default {EVAL_KEYS['speed_tol']})")
+    p.add_argument("--seed", type=int,
+                   help=f"training seed, offset by the iteration at each round (default {EVAL_KEYS['seed']})")
+    p.add_argument("--eval_seed", type=int, help=f"the evaluations' seed (default {EVAL_KEYS['eval_seed']})")
     p.add_argument("--label", help="the curve's name in plots")
     p.add_argument("--json", help="a copy of the curve (e.g. docs/bench/...json)")
     p.add_argument("--plot", help="PNG of the curve")
@@ -493,7 +500,7 @@ def parse_args(argv):
         p.error("--ship needs --clip or --ship_name (the skill's name)")
     if not args.arg_file or not args.output:
         p.error("--arg_file and --output are required without --clip")
-    if args.eval_every <= 0 or args.max_samples <= 0 or args.episodes < 1 or args.episode_time <= 0:
+    if args.eval_every <= 0 or args.max_samples <= 0 or (args.episodes or 1) < 1 or (args.episode_time or 1) <= 0:
         p.error("--eval_every, --max_samples, --episodes and --episode_time must be > 0")
     if args.num_workers < 1:
         p.error("--num_workers must be >= 1")

@@ -196,6 +196,32 @@ def test_a_resume_with_other_train_args_is_one_line(tmp_path, monkeypatch):
                             "(--agent_schedule changes the agent file)")
 
 
+@pytest.mark.parametrize("given, same, other, saved", [
+    (["--seed", "3"], ["--seed", "3"], ["--seed", "4"], "--seed 3, not 4"),
+    ([], ["--eval_seed", "1000"], ["--eval_seed", "7"], "--eval_seed 1000, not 7"),
+    ([], ["--episodes", "1"], ["--episodes", "8"], "--episodes 1, not 8"),
+    ([], ["--episode_time", "0.5"], ["--episode_time", "20"], "--episode_time 0.5, not 20.0"),
+    (["--max_body_pos_err", "0.1"], [], ["--max_body_pos_err", "0.08"], "--max_body_pos_err 0.1, not 0.08"),
+    ([], ["--criterion", "tracking"], ["--criterion", "style"], "--criterion tracking, not style"),
+    ([], [], ["--speed_tol", "0.3"], "--speed_tol 0.2, not 0.3"),
+])
+def test_a_resume_given_another_evaluation_setting_is_one_line(tmp_path, monkeypatch, given, same, other, saved):
+    """What a run's evaluations measure (seeds, episodes, thresholds) stays as it began: a resume
+    given the saved value, its default or nothing goes on; another value stops in one line naming
+    both, rather than being dropped without a word."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(time_to_skill, "criterion_met", lambda cfg, ev: False)
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
+    run(*load_or_start(bench_args(out, *given)), train_fn=FakeTrainer())
+    key = other[0][2:]
+    expected = load_or_start(bench_args(out, "--resume"))[0][key]
+    assert load_or_start(bench_args(out, "--resume", *same))[0][key] == expected
+    with pytest.raises(SystemExit) as e:
+        load_or_start(bench_args(out, "--resume", *other))
+    assert str(e.value) == f"time_to_skill: {out / CURVE_NAME} was trained with {saved}: " \
+                           "a run keeps what its evaluations measure"
+
+
 @pytest.mark.parametrize("items, message", [
     (["500"], "--agent_schedule 500: expected SAMPLES:AGENT_FILE with SAMPLES > 0"),
     (["0:data/agents/ct_agent_humanoid_ppo_fast.txt"], "with SAMPLES > 0"),
