@@ -13,7 +13,8 @@ A shipped skill (`write_package`) is named by the clip (`walk`) or, for another 
 by a name of its own (`gail_walk`, `amp_walk`): DEST/humanoid3d_<skill>_trained/ holds
 agent0_model.ckpt (.index, .data-*) and metadata.json (skill, the clip of its motion file, the
 provenance, the resolved args and agent files, seed, workers, samples, iteration, training hours,
-the evaluation at the criterion and the criterion itself; the run's agent_schedule if it had one);
+the evaluation at the criterion and the criterion itself; the run's agent_schedule if it had one;
+for a learner from demonstrations, the dataset it learned from: `demonstrations`);
 ARGS_DIR/run_humanoid3d_<skill>_trained_args.txt plays it (`DeepMimic.py --arg_file ...`). The
 folder is written beside its final name and renamed into place, so a reader never sees half a
 package.
@@ -125,6 +126,25 @@ def run_args_text(skill, run_args, model_path, metadata_path):
     return "\n".join(lines) + "\n"
 
 
+def demonstrations(run_args):
+    """What a run that learned from demonstrations (--demo_file) learned from: the file as named,
+    its SHA-256, the episodes and steps used (--demo_episodes N > 0: the first N), the file's
+    episode count and its expert's policy; None without --demo_file."""
+    from learning.demos import load_demos
+    from util.paths import resolve_data_path
+
+    run_args = dict(run_args)
+    if not run_args.get("demo_file"):
+        return None
+    name = run_args["demo_file"][0]
+    data = load_demos(name)
+    used = int(run_args.get("demo_episodes", ["0"])[0])
+    subset = data.first_episodes(used) if used > 0 else data
+    return {"file": name, "sha256": hashlib.sha256(resolve_data_path(name).read_bytes()).hexdigest(),
+            "episodes": subset.num_episodes, "steps": subset.num_steps, "file_episodes": data.num_episodes,
+            "expert_model_file": data.metadata.get("expert", {}).get("model_file")}
+
+
 def criterion_config(curve_config):
     """What the criterion a skill was shipped under was (app/skill_training.py)."""
     kind = curve_config.get("criterion", "tracking")
@@ -168,6 +188,9 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     }
     if curve_config.get("agent_schedule"):
         metadata["agent_schedule"] = curve_config["agent_schedule"]
+    demos = demonstrations(run_args)
+    if demos:
+        metadata["demonstrations"] = demos
     write_json(staging / METADATA_NAME, metadata)
     staging.rename(final)
     rel = final.relative_to(root) if final.is_relative_to(root) else final

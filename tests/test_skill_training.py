@@ -192,6 +192,31 @@ def test_a_skill_ships_under_its_own_name(tmp_path):
         parse_args(["--arg_file", "args/train_amp_humanoid3d_walk_fast_args.txt", "--output", str(run_dir), "--ship"])
 
 
+@pytest.mark.parametrize("episodes, used", [(None, 5), ("2", 2)])
+def test_a_skill_learned_from_demonstrations_names_them(tmp_path, episodes, used):
+    """A GAIL walk's metadata names its dataset: the file, its hash, the episodes and steps it
+    learned from (--demo_episodes keeps the first N) and the expert that recorded it."""
+    import hashlib
+
+    from app.skill_package import write_package
+    from learning.demos import load_demos
+    demo_file = "data/demos/humanoid3d_walk_trained_demos_fast.npz"
+    run_dir = write_run(tmp_path / "run")
+    with open(run_dir / "args.txt", "a") as f:
+        f.write(f"--demo_file {demo_file}\n" + (f"--demo_episodes {episodes}\n" if episodes else ""))
+    for suffix in (".index", ".data-00000-of-00001"):
+        (run_dir / f"agent0_model.ckpt{suffix}").write_bytes(b"x")
+    point = {"samples": 10, "iteration": 1, "wall_hours": 0.1, "workers": 1, "evaluation": {}}
+    package = write_package("gail_walk", run_dir, point, run_dir / "agent0_model.ckpt", {"seed": 1},
+                            tmp_path / "policies", tmp_path / "args", ROOT)
+    demos = json.loads((package / "metadata.json").read_text())["demonstrations"]
+    data = load_demos(demo_file)
+    assert data.num_episodes == 5
+    assert demos == {"file": demo_file, "sha256": hashlib.sha256((ROOT / demo_file).read_bytes()).hexdigest(),
+                     "episodes": used, "steps": int(data.episode_starts[used]) if used < 5 else data.num_steps,
+                     "file_episodes": 5, "expert_model_file": "data/policies/humanoid3d_walk_trained/agent0_model.ckpt"}
+
+
 def test_shipping_over_a_package_is_refused_before_training(tmp_path):
     (tmp_path / "policies/humanoid3d_walk_trained").mkdir(parents=True)
     result = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=120)
