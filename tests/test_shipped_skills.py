@@ -1,6 +1,7 @@
 """The skills this project trained and ships (data/policies/*_trained/): each has its metadata
 (app/skill_package.py) and a run_ args file that plays its checkpoint; (slow) each plays one
 test episode of 20 s without a fall and within the body position bound it was shipped under."""
+import hashlib
 import json
 from pathlib import Path
 
@@ -37,6 +38,10 @@ def test_each_shipped_skill_has_its_metadata_and_run_file(package):
     run_file = (ROOT / "args" / run_args_name(meta["skill"])).read_text()
     assert f"--model_files data/policies/{package.name}/{MODEL_NAME}" in run_file
     assert "--train_agents false" in run_file
+    if "demonstrations" in meta:        # learned from a dataset: the one shipped, unchanged
+        demos = meta["demonstrations"]
+        assert f"--demo_file {demos['file']}" in meta["args"]
+        assert hashlib.sha256((ROOT / demos["file"]).read_bytes()).hexdigest() == demos["sha256"]
 
 
 @pytest.mark.slow
