@@ -200,7 +200,8 @@ def test_goal_conditioned_gated_amp_matches_agent(tmp_path):
         world.shutdown()
 
 
-@pytest.mark.parametrize("net", ["fc_2layers_1024units", "fc_2layers_gated_1024units", SMALL_NET, "fc_2layers_64units"])
+@pytest.mark.parametrize("net", ["fc_2layers_1024units", "fc_2layers_gated_1024units", SMALL_NET, "fc_2layers_64units",
+                                 "fc_2layers_512units"])
 def test_every_registered_actor_net(tmp_path, net):
     world = RLWorld(ShapedEnv(12, 5, goal_size=3), toy_args(write_agent_file(tmp_path / "a.txt", ActorNet=net)))
     agent = world.agents[0]

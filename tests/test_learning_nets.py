@@ -18,6 +18,11 @@ def test_fc_net_names_and_shapes():
     assert shapes == {
         "agent/main/actor/0/dense/kernel": (197, 1024), "agent/main/actor/0/dense/bias": (1024,),
         "agent/main/actor/1/dense/kernel": (1024, 512), "agent/main/actor/1/dense/bias": (512,)}
+    half = build_net("fc_2layers_512units", [197, 213], "agent/main/critic")
+    assert {n: tuple(v.shape) for n, v in half.variables.items()} == {
+        "agent/main/critic/0/dense/kernel": (410, 512), "agent/main/critic/0/dense/bias": (512,),
+        "agent/main/critic/1/dense/kernel": (512, 256), "agent/main/critic/1/dense/bias": (256,)}
+    assert half.out_size == 256
     assert np.all(net.variables["agent/main/actor/0/dense/bias"].numpy() == 0)
     limit = np.sqrt(6 / (197 + 1024))    # Glorot uniform
     kernel = net.variables["agent/main/actor/0/dense/kernel"].numpy()

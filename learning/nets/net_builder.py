@@ -1,10 +1,12 @@
 """Registry of networks by the name agent files use (ActorNet, CriticNet, DiscNet)."""
-from learning.nets import fc_2layers_64units, fc_2layers_1024units, fc_2layers_gated_1024units
+from learning.nets import (fc_2layers_64units, fc_2layers_512units, fc_2layers_1024units,
+                          fc_2layers_gated_1024units)
 
 NETS = {
     fc_2layers_1024units.NAME: fc_2layers_1024units.FCNet,
     fc_2layers_gated_1024units.NAME: fc_2layers_gated_1024units.GatedFCNet,
     fc_2layers_64units.NAME: fc_2layers_64units.build,
+    fc_2layers_512units.NAME: fc_2layers_512units.build,
 }
 
 
