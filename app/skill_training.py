@@ -371,7 +371,9 @@ def compare(paths, plot=None, budgets=()):
 
 def shown(value):
     """An argument's value as on a command line."""
-    return " ".join(value) or "(none)" if isinstance(value, list) else str(value)
+    if isinstance(value, list):
+        return " ".join(value) or "(none)"
+    return str(value)
 
 
 def load_or_start(args):
@@ -500,7 +502,8 @@ def parse_args(argv):
         p.error("--ship needs --clip or --ship_name (the skill's name)")
     if not args.arg_file or not args.output:
         p.error("--arg_file and --output are required without --clip")
-    if args.eval_every <= 0 or args.max_samples <= 0 or (args.episodes or 1) < 1 or (args.episode_time or 1) <= 0:
+    if (args.eval_every <= 0 or args.max_samples <= 0 or (args.episodes is not None and args.episodes < 1)
+            or (args.episode_time is not None and args.episode_time <= 0)):
         p.error("--eval_every, --max_samples, --episodes and --episode_time must be > 0")
     if args.num_workers < 1:
         p.error("--num_workers must be >= 1")

@@ -88,6 +88,12 @@ def write_run(run_dir, seed=1, samples=1000, stepsize=1e-5, motion="humanoid3d_w
     return run_dir
 
 
+def write_checkpoint_stub(run_dir):
+    """The checkpoint files write_package copies (their contents are not read)."""
+    for suffix in (".index", ".data-00000-of-00001"):
+        (run_dir / f"agent0_model.ckpt{suffix}").write_bytes(b"x")
+
+
 def test_args_hash_names_the_experiment_not_the_chunk(tmp_path):
     def digest(**kw):
         run = write_run(tmp_path / json.dumps(kw).replace('"', "").replace(" ", ""), **kw)
@@ -170,8 +176,7 @@ def test_a_skill_ships_under_its_own_name(tmp_path):
     motion file, the style criterion's bounds and its agent schedule; --ship without a name is refused."""
     from app.skill_package import write_package
     run_dir = write_run(tmp_path / "run")
-    for suffix in (".index", ".data-00000-of-00001"):
-        (run_dir / f"agent0_model.ckpt{suffix}").write_bytes(b"x")
+    write_checkpoint_stub(run_dir)
     cfg = parse_args(["--arg_file", "args/train_amp_humanoid3d_walk_fast_args.txt", "--output", str(run_dir),
                       "--ship", "--ship_name", "amp_walk", "--criterion", "style"])
     assert cfg.ship_name == "amp_walk"
@@ -204,8 +209,7 @@ def test_a_skill_learned_from_demonstrations_names_them(tmp_path, episodes, used
     run_dir = write_run(tmp_path / "run")
     with open(run_dir / "args.txt", "a") as f:
         f.write(f"--demo_file {demo_file}\n" + (f"--demo_episodes {episodes}\n" if episodes else ""))
-    for suffix in (".index", ".data-00000-of-00001"):
-        (run_dir / f"agent0_model.ckpt{suffix}").write_bytes(b"x")
+    write_checkpoint_stub(run_dir)
     point = {"samples": 10, "iteration": 1, "wall_hours": 0.1, "workers": 1, "evaluation": {}}
     package = write_package("gail_walk", run_dir, point, run_dir / "agent0_model.ckpt", {"seed": 1},
                             tmp_path / "policies", tmp_path / "args", ROOT)

@@ -45,6 +45,13 @@ def test_bad_arguments_are_one_line(capsys):
     assert "--arg_file args/nope.txt: no such file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("given", [["--episodes", "0"], ["--episode_time", "0"]])
+def test_an_empty_evaluation_is_refused(capsys, given):
+    with pytest.raises(SystemExit):
+        parse_args(["--arg_file", FAST_ARGS, "--output", "x", *given])
+    assert "--episodes and --episode_time must be > 0" in capsys.readouterr().err
+
+
 class Killed(BaseException):
     """The benchmark and its training died here (SIGKILL: nothing runs after it)."""
 
