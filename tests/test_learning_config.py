@@ -9,6 +9,8 @@ from learning.agent_builder import load_agent_config
 from learning.agents.ppo_agent import PPOAgent
 from learning.configs.config import ConfigError, config_from_dict
 from learning.configs.ppo_agent import PPOAgentConfig
+from learning.nets.net_builder import NETS
+from util.paths import project_root
 
 BASE = {"AgentType": "PPO", "ActorNet": "fc_2layers_1024units", "CriticNet": "fc_2layers_1024units"}
 
@@ -27,6 +29,21 @@ def test_project_agent_file_has_2021_values():
     assert (cfg.norm_adv_clip, cfg.td_lambda, cfg.actor_weight_decay) == (4, 0.95, 5e-4)
     assert (cfg.output_iters, cfg.int_output_iters, cfg.test_episodes) == (10, 200, 32)
     assert (cfg.exp_params_beg.rate, cfg.exp_params_end.rate, cfg.exp_params_end.noise) == (1, 0.2, 0.05)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (project_root() / "data/agents").glob("*.txt")))
+def test_every_shipped_agent_file_passes_its_schema(name):
+    """A recipe file a user is pointed to loads: known keys, values in range, a registered net."""
+    cls, cfg, _ = load_agent_config(f"data/agents/{name}")
+    assert cls.__name__.upper().startswith(cfg.agent_type.upper())
+    assert cfg.actor_net in NETS and cfg.critic_net in NETS
+
+
+def test_the_half_width_recipe_differs_from_the_recipe_only_in_its_nets():
+    fast, half = (json.loads((project_root() / f"data/agents/ct_agent_humanoid_ppo_fast{s}.txt").read_text())
+                  for s in ("", "512"))
+    assert {k for k in fast if fast[k] != half[k]} == {"ActorNet", "CriticNet"} and fast.keys() == half.keys()
+    assert half["ActorNet"] == half["CriticNet"] == "fc_2layers_512units"
 
 
 def test_wheel_agent_file_loads_with_legacy_keys():
