@@ -148,7 +148,8 @@ def demonstrations(run_args):
 def criterion_config(curve_config):
     """What the criterion a skill was shipped under was (app/skill_training.py)."""
     kind = curve_config.get("criterion", "tracking")
-    bounds = ("max_body_pos_err",) if kind == "tracking" else ("max_style_err", "speed_tol")
+    bounds = {"tracking": ("max_body_pos_err",), "style": ("max_style_err", "speed_tol"),
+              "task": ("min_task_reward",)}[kind]
     return {"kind": kind, **{k: curve_config.get(k) for k in ("episodes", "episode_time", *bounds, "eval_seed")}}
 
 

@@ -34,6 +34,8 @@ Criterion, per episode: an episode succeeds when it runs --episode_time s withou
   --max_style_err (0.061 m: the tracking walk's 4.1 cm plus 2 cm,
   docs/bench/style_error_calibration.json) and its mean root speed is within --speed_tol (20%) of
   the motion data's (clip_root_speed);
+- (--criterion task: an AMP task scene, e.g. heading_amp) its own mean task reward per decision (the
+  test reward of a task scene) is at least --min_task_reward (0.7); its style error is reported;
 the skill is learned when every one of the --episodes fixed-seed episodes succeeds. The reward per
 decision is reported, not gated on (clips' reward scales differ).
 
@@ -75,11 +77,12 @@ from util.paths import project_root, resolve_data_path
 
 ROOT = project_root()
 SKILL_CLIPS = ("walk", "run", "jump", "backflip", "spinkick", "cartwheel")
-CRITERIA = ("tracking", "style")
+CRITERIA = ("tracking", "style", "task")
 # what the evaluations mean: fixed when a run begins, kept on resume (a curve without a key began
 # with its default)
 EVAL_KEYS = {"eval_seed": 1000, "episodes": 8, "episode_time": 20.0, "max_body_pos_err": 0.08, "seed": 1,
-             "train_args": [], "criterion": "tracking", "max_style_err": 0.061, "speed_tol": 0.2}
+             "train_args": [], "criterion": "tracking", "max_style_err": 0.061, "speed_tol": 0.2,
+             "min_task_reward": 0.7}
 CURVE_NAME = "time_to_skill.json"
 LOG_NAME = "agent0_log.txt"
 INT_MODELS = Path("intermediate") / "agent0_models"
@@ -225,7 +228,10 @@ def episode_successes(cfg, ev):
     it) and met the criterion's bound (module docstring)."""
     lengths = ev["lengths_s"]
     missing = [None] * len(lengths)
-    if cfg.get("criterion", "tracking") == "style":
+    kind = cfg.get("criterion", "tracking")
+    if kind == "task":
+        within = [reward is not None and reward >= cfg["min_task_reward"] for reward in ev.get("rewards") or missing]
+    elif kind == "style":
         clip = ev.get("clip_speed")
         within = [err is not None and err <= cfg["max_style_err"] and clip is not None
                   and abs(speed - clip) <= cfg["speed_tol"] * clip
@@ -469,7 +475,8 @@ def parse_args(argv):
     p.add_argument("--episode_time", type=float,
                    help=f"test episodes are cut there, s (default {EVAL_KEYS['episode_time']:g})")
     p.add_argument("--criterion", choices=CRITERIA,
-                   help="tracking (default): body position error; style (AMP): style error and root speed")
+                   help="tracking (default): body position error; style (AMP): style error and root speed; "
+                        "task (an AMP task scene): task reward per decision")
     p.add_argument("--max_body_pos_err", type=float,
                    help=f"tracking criterion: body position error, m (default {EVAL_KEYS['max_body_pos_err']})")
     p.add_argument("--max_style_err", type=float,
@@ -477,6 +484,8 @@ def parse_args(argv):
     p.add_argument("--speed_tol", type=float,
                    help=f"style criterion: root speed within this fraction of the motion data's "
                         f"(default {EVAL_KEYS['speed_tol']})")
+    p.add_argument("--min_task_reward", type=float,
+                   help=f"task criterion: mean task reward per decision (default {EVAL_KEYS['min_task_reward']})")
     p.add_argument("--seed", type=int,
                    help=f"training seed, offset by the iteration at each round (default {EVAL_KEYS['seed']})")
     p.add_argument("--eval_seed", type=int, help=f"the evaluations' seed (default {EVAL_KEYS['eval_seed']})")

@@ -64,6 +64,33 @@ def test_style_criterion_gates_style_error_and_speed_per_episode():
     assert not criterion_met(CFG, style_evaluation([0.05] * 8, [1.0] * 8))
 
 
+TASK_CFG = {"episode_time": 20.0, "criterion": "task", "min_task_reward": 0.7}
+
+
+def test_task_criterion_gates_each_episode_task_reward():
+    """An AMP task's criterion: each episode full length and its own mean task reward >= 0.7;
+    the style error is reported, not gated on."""
+    ev = {**style_evaluation([0.2] * 8, [3.0] * 8), "rewards": [0.75] * 8}
+    assert criterion_met(TASK_CFG, ev)
+    assert criterion_met(TASK_CFG, {**ev, "rewards": [0.7] * 8})                  # at the bound
+    assert episode_successes(TASK_CFG, {**ev, "rewards": [0.75] * 7 + [0.69]}) == [True] * 7 + [False]
+    assert not criterion_met(TASK_CFG, {**ev, "rewards": [0.75] * 7 + [0.69]})    # mean 0.743: gated per episode
+    assert not criterion_met(TASK_CFG, {**ev, "lengths_s": [20.0] * 7 + [4.0], "falls": 1})
+    assert not criterion_met(STYLE_CFG, ev)
+
+
+def test_task_evaluation_of_the_heading_scene(tmp_path):
+    """The worker of the heading task reports each episode's task reward per decision (in [0, 1])
+    and its style error against the locomotion data (the run and walk clips)."""
+    from app.skill_training import eval_worker
+    spec = {"arg_file": "args/train_amp_heading_humanoid3d_locomotion_fast_args.txt", "seed": 1000,
+            "model": "none", "scratch": str(tmp_path), "agent_args": [], "extra_args": [], "episodes": 2,
+            "episode_time": 0.5, "max_body_pos_err": 0.08}
+    ev = eval_worker(spec)
+    assert len(ev["rewards"]) == len(ev["style_errs"]) == 2
+    assert all(0.0 <= r <= 1.0 for r in ev["rewards"]) and all(0.0 < e < 0.5 for e in ev["style_errs"])
+
+
 def test_style_evaluation_of_an_amp_checkpoint(tmp_path):
     """The worker of an AMP scene reports each episode's style error and speed and the motion
     data's speed (the walk clip's, from its frame velocities)."""
