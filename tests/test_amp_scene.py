@@ -166,6 +166,7 @@ def test_training_reward_is_zero_and_only_falls_terminate(walk_env):
     for _ in range(3):
         step_decision(env)
         assert env.calc_reward(0) == 0.0
+        assert env.get_reward_terms(0) == {}    # the style reward is the agent's: no scene terms
     scene = env
     # a non-looping clip's end or the imitation reward's terms play no part
     scene.motion_over = lambda: True

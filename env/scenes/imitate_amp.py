@@ -104,6 +104,7 @@ class ImitateAMPScene(ImitateScene):
             args = _with_arg(args, "motion_file", str(motion_set.motions[0].path))
         super().__init__(args, rng)
         self.motion_set = motion_set or MotionSet([self.motion], [1.0])
+        self.reward_terms = {}      # the style reward is the agent's (its discriminator's): no terms here
         self._activate_motion(self.motion_set.motions[0])
 
         # Read in every AMP scene (so they are not reported unused), applied where DeepMimic does.
