@@ -30,11 +30,14 @@ def test_each_shipped_skill_has_its_metadata_and_run_file(package):
     assert ev["falls"] == 0 and min(ev["lengths_s"]) >= 20.0 - 0.05
     if crit["kind"] == "tracking":
         assert ev["successes"] == 8 and max(ev["body_pos_errs"]) <= crit["max_body_pos_err"]
+    elif crit["kind"] == "task":
+        assert min(ev["rewards"]) >= crit["min_task_reward"]
     else:
         assert max(ev["style_errs"]) <= crit["max_style_err"]
         assert all(abs(v - ev["clip_speed"]) <= crit["speed_tol"] * ev["clip_speed"] for v in ev["root_speeds"])
     assert len(meta["commit"]) == 40 and len(meta["args_sha256"]) == 64
-    assert f"--motion_file data/motions/humanoid3d_{meta['clip']}.txt" in meta["args"]
+    assert {f"--motion_file data/motions/humanoid3d_{meta['clip']}.txt",      # a clip or a dataset of clips
+            f"--motion_file data/datasets/{meta['clip']}.txt"} & set(meta["args"])
     run_file = (ROOT / "args" / run_args_name(meta["skill"])).read_text()
     assert f"--model_files data/policies/{package.name}/{MODEL_NAME}" in run_file
     assert "--train_agents false" in run_file
@@ -59,5 +62,7 @@ def test_each_shipped_skill_plays_20_s_without_a_fall(package):
     assert not stats.fell and stats.length_s >= 20.0 - 0.05
     if meta["criterion"]["kind"] == "tracking":
         assert stats.tracking["body_pos_err"] <= meta["criterion"]["max_body_pos_err"]
+    elif meta["criterion"]["kind"] == "task":
+        assert stats.mean_reward >= meta["criterion"]["min_task_reward"]
     else:
         assert stats.style["style_err"] <= meta["criterion"]["max_style_err"]

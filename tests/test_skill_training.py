@@ -224,6 +224,25 @@ def test_a_skill_ships_under_its_own_name(tmp_path):
         parse_args(["--arg_file", "args/train_amp_humanoid3d_walk_fast_args.txt", "--output", str(run_dir), "--ship"])
 
 
+def test_a_task_skill_ships_with_its_criterion_and_dataset(tmp_path):
+    """An AMP task trained on a dataset of clips ships under the task criterion's bound, its
+    `clip` the dataset's name."""
+    from app.skill_package import write_package
+    run_dir = write_run(tmp_path / "run")
+    args = run_dir / "args.txt"
+    args.write_text(args.read_text().replace("data/motions/humanoid3d_walk.txt", "data/datasets/dataset_locomotion.txt"))
+    write_checkpoint_stub(run_dir)
+    curve_cfg = {"seed": 1, "episodes": 8, "episode_time": 20.0, "eval_seed": 1000, "criterion": "task",
+                 "min_task_reward": 0.7, "max_style_err": 0.061, "speed_tol": 0.2, "max_body_pos_err": 0.08}
+    point = {"samples": 10, "iteration": 1, "wall_hours": 0.1, "workers": 2, "evaluation": {}}
+    package = write_package("amp_heading", run_dir, point, run_dir / "agent0_model.ckpt", curve_cfg,
+                            tmp_path / "policies", tmp_path / "args", ROOT)
+    meta = json.loads((package / "metadata.json").read_text())
+    assert (meta["skill"], meta["clip"]) == ("amp_heading", "dataset_locomotion")
+    assert meta["criterion"] == {"kind": "task", "episodes": 8, "episode_time": 20.0, "min_task_reward": 0.7,
+                                 "eval_seed": 1000}
+
+
 @pytest.mark.parametrize("episodes, used", [(None, 5), ("2", 2)])
 def test_a_skill_learned_from_demonstrations_names_them(tmp_path, episodes, used):
     """A GAIL walk's metadata names its dataset: the file, its hash, the episodes and steps it
