@@ -23,10 +23,21 @@ class AMPObsBuffer:
             raise ValueError(f"storing {n} observations in a buffer of {self.capacity}: a path must be "
                              "shorter than the discriminator's buffers (per rank)")
         fill = np.arange(self.size, min(self.size + n, self.capacity))
-        rand = np.random.choice(self.size, n - len(fill), replace=False) if n > len(fill) else []
+        rand = self._random_slots(n - len(fill))
         self.data[np.concatenate([fill, rand]).astype(int)] = obs
         self.size = min(self.size + n, self.capacity)
         self.total_count += n
+
+    def _random_slots(self, k):
+        """k distinct slots of the filled part, each k-subset equally likely, in random order.
+        Few against the size (the usual path end into a full buffer): draws with replacement and
+        tops up the repeats, O(k) where np.random.choice without replacement permutes every slot."""
+        if 2 * k > self.size:
+            return np.random.choice(self.size, k, replace=False)
+        slots = np.unique(np.random.randint(0, self.size, size=k))
+        while len(slots) < k:
+            slots = np.unique(np.concatenate([slots, np.random.randint(0, self.size, size=k - len(slots))]))
+        return np.random.permutation(slots)
 
     def sample(self, n):
         if self.size == 0:

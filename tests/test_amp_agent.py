@@ -148,6 +148,28 @@ def test_obs_buffer_fills_then_overwrites_random_slots():
         buf.store(np.zeros((5, 1)))
 
 
+def test_obs_buffer_overwrites_uniform_distinct_slots_of_a_full_buffer():
+    """A path's observations into a full buffer land in distinct slots, every slot equally likely."""
+    np.random.seed(1)
+    capacity = 1000
+    buf = AMPObsBuffer(capacity, 1)
+    buf.store(np.zeros((capacity - 1, 1)))
+    buf.store(np.zeros((1, 1)))
+    assert buf.size == capacity
+    hits = np.zeros(capacity)
+    for i in range(1, 401):
+        values = np.arange(25) + 100.0 * i
+        before = buf.data[:, 0].copy()
+        buf.store(values[:, None])
+        changed = np.nonzero(buf.data[:, 0] != before)[0]
+        assert len(changed) == 25 and set(buf.data[changed, 0]) == set(values)
+        hits[changed] += 1
+    # 10,000 overwrites over 1000 slots: 10 per slot on average, binomial spread (std ~3.2; the
+    # bounds below hold for 1000 slots with probability > 0.9)
+    assert hits.sum() == 10000 and 1 <= hits.min() and hits.max() <= 26
+    assert abs(hits[:500].sum() / hits.sum() - 0.5) < 0.02 and abs(hits[::2].sum() / hits.sum() - 0.5) < 0.02
+
+
 # ---- the discriminator's step on tiny nets ----
 
 def disc_agent(tmp_path, **overrides):
