@@ -285,7 +285,8 @@ def add_point(cfg, curve, iteration, model):
           f"of {cfg['episode_time']} s...", flush=True)
     ev = evaluate_checkpoint(cfg, model)
     point = {"iteration": iteration, "samples": samples, "wall_hours": hours, "workers": cfg["num_workers"],
-             "cores": os.cpu_count(), "evaluation": ev, "criterion_met": criterion_met(cfg, ev),
+             "cores": os.cpu_count(), "evaluation": ev, "successes": sum(episode_successes(cfg, ev)),
+             "criterion_met": criterion_met(cfg, ev),
              "checkpoint": str(model), **provenance(out, ROOT)}
     curve["points"].append(point)
     curve["points"].sort(key=lambda p: p["iteration"])
@@ -303,7 +304,7 @@ def format_point(p):
     return (f"{p['samples']:>11,} samples {p['wall_hours']:6.2f} h | falls {ev['falls']}/{ev['episodes']} | "
             f"length {ev['mean_length_s']:5.2f} s | reward/decision {ev['mean_reward']:.3f} | body pos "
             + (f"{100 * err:.1f} cm" if err is not None else "-") + style
-            + f" | successes {ev.get('successes', '-')}" + (" | CRITERION MET" if p["criterion_met"] else ""))
+            + f" | successes {p.get('successes', '-')}" + (" | CRITERION MET" if p["criterion_met"] else ""))
 
 
 def save_curve(cfg, curve):

@@ -151,6 +151,21 @@ def test_a_run_killed_and_resumed_evaluates_each_iterations_checkpoint_once(tmp_
     assert [p["evaluation"]["model_iter"] for p in points] == [p["iteration"] for p in points]
 
 
+def test_each_point_counts_its_successes_under_the_runs_criterion(tmp_path, monkeypatch, capsys):
+    """Under the style criterion 7 of 8 episodes succeed (one 1 cm over the bound): the point and
+    its progress line say 7, and the criterion is not met."""
+    def style_evaluation(cfg, model):
+        return {"falls": 0, "episodes": 8, "mean_length_s": 20.0, "lengths_s": [20.0] * 8, "mean_reward": 0.0,
+                "body_pos_err": None, "body_pos_errs": [None] * 8, "style_err": 0.05, "root_speed": 1.0,
+                "style_errs": [0.05] * 7 + [0.071], "root_speeds": [1.0] * 8, "clip_speed": 1.0}
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", style_evaluation)
+    out = tmp_path / "run"
+    run(*load_or_start(bench_args(out, "--criterion", "style")), train_fn=FakeTrainer())
+    points = json.loads((out / CURVE_NAME).read_text())["points"]
+    assert points and all(p["successes"] == 7 and not p["criterion_met"] for p in points)
+    assert capsys.readouterr().out.count("| successes 7") == len(points)
+
+
 def test_a_checkpoint_not_paired_with_the_resume_state_stops_the_benchmark_in_one_line(tmp_path):
     out = tmp_path / "run"
     FakeTrainer()({"output": str(out)}, 2 * BATCH)
