@@ -7,6 +7,9 @@ walk and of the imitate walk, interleaved in one run, at the same ranks.
 Recipes (each an imitate / AMP pair of args files that differ only in the scene's reward):
   deepmimic  args/train_humanoid3d_walk_args.txt      / args/train_amp_humanoid3d_walk_args.txt
   fast       args/train_humanoid3d_walk_fast_args.txt / args/train_amp_humanoid3d_walk_fast_args.txt
+  shipped    args/train_humanoid3d_walk_fast_args.txt / the shipped AMP walk's: the AMP fast file with
+             data/agents/ct_agent_humanoid_amp_fast_bce.txt, --ref_relative_actions true and
+             --tar_obs_steps 1 2 3 (the imitate fast file's own options)
 Each measurement is tests/bench/throughput.py's training section (c): a fresh run (seed 7) trained
 to its first update, then --iters whole iterations timed (sampling and update, the agent file's own
 BatchSize), with the physics floor probe B between chunks of work; at --ranks 2 under the mpiexec
@@ -33,7 +36,11 @@ from tests.bench.interleaved import per_floor, update_per_iter  # noqa: E402
 RECIPES = {
     "deepmimic": ("args/train_humanoid3d_walk_args.txt", "args/train_amp_humanoid3d_walk_args.txt"),
     "fast": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt"),
+    "shipped": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt"),
 }
+# the AMP run's arguments after its args file, per recipe
+AMP_EXTRA = {"shipped": ("--agent_files", "data/agents/ct_agent_humanoid_amp_fast_bce.txt",
+                         "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3")}
 TARGET = 0.9
 
 
@@ -69,7 +76,8 @@ def main(argv=None):
         for name in names:
             for scene in ("imitate", "amp") if rnd % 2 == 0 else ("amp", "imitate"):
                 rounds.measure(f"round {rnd + 1}: {name} {scene}", runs[name][scene],
-                               RECIPES[name][0 if scene == "imitate" else 1], args)
+                               RECIPES[name][0 if scene == "imitate" else 1], args,
+                               AMP_EXTRA.get(name, ()) if scene == "amp" else ())
 
     summary = {name: summarise(runs[name]) for name in names}
     print(f"{'recipe':<10} {'imitate':>9} {'AMP':>9} {'AMP/imitate':>12} {'per floor':>10}  (samples/s, {args.ranks} ranks; "
@@ -81,7 +89,8 @@ def main(argv=None):
         print(f"{name:<10} {s['imitate_samples_per_s']:9.1f} {s['amp_samples_per_s']:9.1f} "
               f"{s['amp_over_imitate']:12.2f} {s['amp_over_imitate_per_floor']:10.2f}  target >= {TARGET}; update "
               f"{s['imitate_update_seconds_per_iter']:.2f} / {s['amp_update_seconds_per_iter']:.2f}")
-    rounds.write(args, {n: RECIPES[n] for n in names}, summary=summary, runs=runs, target=TARGET)
+    rounds.write(args, {n: [*RECIPES[n], *AMP_EXTRA.get(n, ())] for n in names}, summary=summary, runs=runs,
+                 target=TARGET)
 
 
 if __name__ == "__main__":
