@@ -33,14 +33,14 @@ if __package__ in (None, ""):
 from tests.bench import interleaved, throughput  # noqa: E402
 from tests.bench.interleaved import per_floor, update_per_iter  # noqa: E402
 
+# per recipe: the imitate args file, the AMP args file and the AMP run's arguments after it
 RECIPES = {
-    "deepmimic": ("args/train_humanoid3d_walk_args.txt", "args/train_amp_humanoid3d_walk_args.txt"),
-    "fast": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt"),
-    "shipped": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt"),
+    "deepmimic": ("args/train_humanoid3d_walk_args.txt", "args/train_amp_humanoid3d_walk_args.txt", ()),
+    "fast": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt", ()),
+    "shipped": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt",
+                ("--agent_files", "data/agents/ct_agent_humanoid_amp_fast_bce.txt",
+                 "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3")),
 }
-# the AMP run's arguments after its args file, per recipe
-AMP_EXTRA = {"shipped": ("--agent_files", "data/agents/ct_agent_humanoid_amp_fast_bce.txt",
-                         "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3")}
 TARGET = 0.9
 
 
@@ -75,9 +75,10 @@ def main(argv=None):
     for rnd in range(args.rounds):
         for name in names:
             for scene in ("imitate", "amp") if rnd % 2 == 0 else ("amp", "imitate"):
+                imitate_file, amp_file, amp_extra = RECIPES[name]
                 rounds.measure(f"round {rnd + 1}: {name} {scene}", runs[name][scene],
-                               RECIPES[name][0 if scene == "imitate" else 1], args,
-                               AMP_EXTRA.get(name, ()) if scene == "amp" else ())
+                               imitate_file if scene == "imitate" else amp_file, args,
+                               amp_extra if scene == "amp" else ())
 
     summary = {name: summarise(runs[name]) for name in names}
     print(f"{'recipe':<10} {'imitate':>9} {'AMP':>9} {'AMP/imitate':>12} {'per floor':>10}  (samples/s, {args.ranks} ranks; "
@@ -89,8 +90,8 @@ def main(argv=None):
         print(f"{name:<10} {s['imitate_samples_per_s']:9.1f} {s['amp_samples_per_s']:9.1f} "
               f"{s['amp_over_imitate']:12.2f} {s['amp_over_imitate_per_floor']:10.2f}  target >= {TARGET}; update "
               f"{s['imitate_update_seconds_per_iter']:.2f} / {s['amp_update_seconds_per_iter']:.2f}")
-    rounds.write(args, {n: [*RECIPES[n], *AMP_EXTRA.get(n, ())] for n in names}, summary=summary, runs=runs,
-                 target=TARGET)
+    rounds.write(args, {n: [RECIPES[n][0], RECIPES[n][1], *RECIPES[n][2]] for n in names}, summary=summary,
+                 runs=runs, target=TARGET)
 
 
 if __name__ == "__main__":
