@@ -392,6 +392,43 @@ def test_bce_loss_reward_and_both_input_penalty_by_hand(tmp_path):
     assert agent.val_max == pytest.approx(-np.log(1e-4) * 2 / (1 - agent.config.discount))
 
 
+def test_bfloat16_discriminator(tmp_path):
+    """DiscComputeDtype bfloat16: the layers run in bfloat16 (a linear D(x) = x_0 reads 1 + 2^-10 as 1,
+    float32 keeps it), the variables and logits stay float32, and on a real net with the penalty on
+    both inputs the loss and gradients from the same weights are within a few percent of float32's."""
+    x = np.zeros((1, 8), np.float32)
+    x[0, 0] = 1 + 2 ** -10
+    kernel = np.zeros((8, 1), np.float32)
+    kernel[0, 0] = 1
+    logits = {}
+    for dtype in ("float32", "bfloat16"):
+        (tmp_path / dtype).mkdir()
+        agent = disc_agent(tmp_path / dtype, DiscComputeDtype=dtype)
+        agent.disc.logit_kernel.assign(kernel)
+        logits[dtype] = agent.disc(tf.constant(x))
+        assert logits[dtype].dtype == tf.float32
+        assert all(v.dtype == tf.float32 for v in agent.disc.variables.values())
+    assert float(logits["float32"][0]) == 1 + 2 ** -10 and float(logits["bfloat16"][0]) == 1.0
+
+    batches = [tf.constant(np.random.default_rng(k).normal(size=(64, 8)), tf.float32) for k in range(2)]
+    results = {}
+    for dtype in ("float32", "bfloat16"):
+        seed_rank(3)
+        (tmp_path / f"net_{dtype}").mkdir()
+        agent = disc_agent(tmp_path / f"net_{dtype}", DiscNet=SMALL_NET, DiscLoss="bce",
+                           DiscGradPenaltyInputs="both", DiscGradPenalty=5, DiscComputeDtype=dtype)
+        results[dtype] = agent, disc_grads(agent, *batches)
+    agent32, (info32, grads32) = results["float32"]
+    agent16, (info16, grads16) = results["bfloat16"]
+    for name, v in agent32.disc.variables.items():
+        np.testing.assert_array_equal(v.numpy(), agent16.disc.variables[name].numpy())
+    for key in ("loss", "grad_penalty"):
+        assert float(info16[key]) == pytest.approx(float(info32[key]), rel=0.03)
+        assert float(info16[key]) != float(info32[key])
+    for g32, g16 in zip(grads32, grads16):
+        assert np.linalg.norm(g16.numpy() - g32.numpy()) <= 0.05 * np.linalg.norm(g32.numpy())
+
+
 def test_explicit_defaults_give_the_same_step(tmp_path):
     """An agent file that spells out DeepMimic's choices (LSGAN, penalty on expert inputs, pairs,
     TaskRewardLerp 0.5) takes exactly the step of one that leaves them out."""
@@ -428,7 +465,9 @@ def test_reward_weights(tmp_path):
     for name, key_val, message in (("f", {"DiscLoss": "wgan"}, "DiscLoss: is 'wgan', expected one of lsgan, bce"),
                                    ("g", {"DiscObsSteps": 1}, "DiscObsSteps: must be >= 2"),
                                    ("h", {"DiscReplaySamples": 65}, r"DiscReplaySamples: must be in \[0, DiscBatch"),
-                                   ("i", {"DiscGradPenaltyInputs": "agent"}, "DiscGradPenaltyInputs: is 'agent'")):
+                                   ("i", {"DiscGradPenaltyInputs": "agent"}, "DiscGradPenaltyInputs: is 'agent'"),
+                                   ("j", {"DiscComputeDtype": "float16"},
+                                    "DiscComputeDtype: is 'float16', expected one of float32, bfloat16")):
         with pytest.raises(ConfigError, match=f"{name}.txt: {message}"):
             load_agent_config(write_amp_agent_file(tmp_path / f"{name}.txt", **key_val))
 

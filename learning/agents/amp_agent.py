@@ -127,7 +127,8 @@ class AMPAgent(PPOAgent):
 
     def _build_nets(self):
         super()._build_nets()
-        self.disc = Discriminator(self.config.disc_net, self.get_amp_obs_size(), self.config.disc_init_output_scale)
+        cfg = self.config
+        self.disc = Discriminator(cfg.disc_net, self.get_amp_obs_size(), cfg.disc_init_output_scale, cfg.disc_compute_dtype)
         self._disc_logits = tf.function(self.disc, input_signature=[self._amp_obs_spec()])
 
     def _build_losses(self):

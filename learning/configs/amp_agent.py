@@ -5,6 +5,7 @@ from learning.configs.config import key, range_problems
 from learning.configs.pg_agent import net_problems
 from learning.configs.ppo_agent import PPOAgentConfig
 from learning.disc_losses import DISC_LOSSES
+from learning.models.amp_discriminator import COMPUTE_DTYPES
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +28,7 @@ class AMPAgentConfig(PPOAgentConfig):
     disc_steps_per_batch: int = key("DiscStepsPerBatch", 1)
     disc_expert_buffer_size: int = key("DiscExpertBufferSize", 100000)
     disc_agent_buffer_size: int = key("DiscAgentBufferSize", 100000)
+    disc_compute_dtype: str = key("DiscComputeDtype", "float32")   # opt-in bfloat16: learning/models/amp_discriminator.py
     reward_scale: float = key("RewardScale", 1.0)
 
     def problems(self):
@@ -40,7 +42,8 @@ class AMPAgentConfig(PPOAgentConfig):
                                   ("DiscRewardWeight", self.disc_reward_weight))
         yield from range_problems(">= 2", ("DiscObsSteps", self.disc_obs_steps))
         for json_key, val, known in (("DiscLoss", self.disc_loss, DISC_LOSSES),
-                                     ("DiscGradPenaltyInputs", self.disc_grad_penalty_inputs, ("expert", "both"))):
+                                     ("DiscGradPenaltyInputs", self.disc_grad_penalty_inputs, ("expert", "both")),
+                                     ("DiscComputeDtype", self.disc_compute_dtype, COMPUTE_DTYPES)):
             if val not in known:
                 yield json_key, f"is {val!r}, expected one of {', '.join(known)}"
         if self.disc_replay_samples is not None and not 0 <= self.disc_replay_samples <= self.disc_batch_size:

@@ -10,6 +10,8 @@ Recipes (each an imitate / AMP pair of args files that differ only in the scene'
   shipped    args/train_humanoid3d_walk_fast_args.txt / the shipped AMP walk's: the AMP fast file with
              data/agents/ct_agent_humanoid_amp_fast_bce.txt, --ref_relative_actions true and
              --tar_obs_steps 1 2 3 (the imitate fast file's own options)
+  shipped_bf16  as shipped, its discriminator in bfloat16
+             (data/agents/ct_agent_humanoid_amp_fast_bce_bf16.txt: DiscComputeDtype bfloat16)
 Each measurement is tests/bench/throughput.py's training section (c): a fresh run (seed 7) trained
 to its first update, then --iters whole iterations timed (sampling and update, the agent file's own
 BatchSize), with the physics floor probe B between chunks of work; at --ranks 2 under the mpiexec
@@ -40,6 +42,9 @@ RECIPES = {
     "shipped": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt",
                 ("--agent_files", "data/agents/ct_agent_humanoid_amp_fast_bce.txt",
                  "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3")),
+    "shipped_bf16": ("args/train_humanoid3d_walk_fast_args.txt", "args/train_amp_humanoid3d_walk_fast_args.txt",
+                     ("--agent_files", "data/agents/ct_agent_humanoid_amp_fast_bce_bf16.txt",
+                      "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3")),
 }
 TARGET = 0.9
 
