@@ -3,7 +3,7 @@ reward it pays, against float32 from the same weights.
 
     .venv/bin/python -m tests.bench.disc_precision [--steps 20] [--rounds 5] [--json FILE]
 
-1. Step time: one discriminator step of the shipped AMP walk's agent file (the 1024-1024 net, BCE,
+1. Step time: the shipped AMP walk's own discriminator step, its gradients (the 1024-1024 net, BCE,
    the gradient penalty on expert and agent inputs, DiscBatchSize 256 of each) on one TF thread, as
    a rank runs it: float32 and bfloat16 alternate over --rounds rounds of --steps steps; the best
    round of each and their ratio.
@@ -27,8 +27,7 @@ import tensorflow as tf  # noqa: E402
 
 from app.build import load_world  # noqa: E402
 from app.rollout import update_world  # noqa: E402
-from learning.disc_losses import DISC_LOSSES, grad_penalty  # noqa: E402
-from learning.models.amp_discriminator import Discriminator  # noqa: E402
+from learning.models.amp_discriminator import COMPUTE_DTYPES  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
 RUN_ARGS = "args/run_humanoid3d_amp_walk_trained_args.txt"
@@ -36,43 +35,31 @@ EPISODE_TIME = 20.0
 DECISION_PERIOD = 1 / 30
 
 
-def step_fn(disc, obs_size, loss_name, penalty_weight):
-    """One compiled discriminator step's loss and gradients, the penalty on both inputs."""
-    loss_fn = DISC_LOSSES[loss_name]
-    spec = tf.TensorSpec([None, obs_size], tf.float32)
-
-    @tf.function(input_signature=[spec, spec])
-    def step(expert, agent):
-        with tf.GradientTape() as tape:
-            with tf.GradientTape(watch_accessed_variables=False, persistent=True) as input_tape:
-                input_tape.watch(expert)
-                input_tape.watch(agent)
-                logits_expert, logits_agent = disc(expert), disc(agent)
-            loss = loss_fn(logits_expert, logits_agent) + penalty_weight * (
-                grad_penalty(logits_expert, expert, input_tape) + grad_penalty(logits_agent, agent, input_tape))
-        return loss, tape.gradient(loss, disc.trainable_variables)
-    return step
+def in_dtype(agent, fn, dtype, *args):
+    """fn traced with the agent's discriminator computing in dtype (its own step or logits, no
+    second copy of its maths), and fn's first result on args."""
+    disc, saved = agent.disc, agent.disc.compute_dtype
+    disc.compute_dtype = COMPUTE_DTYPES[dtype]
+    try:
+        traced = tf.function(fn)
+        return traced, traced(*args)
+    finally:
+        disc.compute_dtype = saved
 
 
 def time_steps(agent, steps, rounds):
-    cfg = agent.config
-    discs = {}
-    for dtype in ("float32", "bfloat16"):
-        disc = Discriminator(cfg.disc_net, agent.get_amp_obs_size(), cfg.disc_init_output_scale, dtype)
-        for name, v in agent.disc.variables.items():
-            disc.variables[name].assign(v)
-        discs[dtype] = step_fn(disc, agent.get_amp_obs_size(), cfg.disc_loss, cfg.disc_grad_penalty)
+    """The agent's own discriminator step (learning/agents/amp_agent.py, its loss and penalty) in
+    float32 and bfloat16, gradients only (the solver's step is the same float32 work in both)."""
+    cfg, size = agent.config, agent.get_amp_obs_size()
     rng = np.random.default_rng(0)
-    batch = [tf.constant(rng.normal(size=(cfg.disc_batch_size, agent.get_amp_obs_size())), tf.float32)
-             for _ in range(2)]
-    for step in discs.values():
-        step(*batch)[0].numpy()     # trace
+    batch = [tf.constant(rng.normal(size=(cfg.disc_batch_size, size)), tf.float32) for _ in range(2)]
+    steps_by_dtype = {dtype: in_dtype(agent, agent._disc_grads, dtype, *batch)[0] for dtype in ("float32", "bfloat16")}
     best = {}
     for _ in range(rounds):
-        for dtype, step in discs.items():
+        for dtype, step in steps_by_dtype.items():
             start = time.perf_counter()
             for _ in range(steps):
-                step(*batch)[0].numpy()
+                step(*batch)[0]["loss"].numpy()
             best[dtype] = min(best.get(dtype, np.inf), (time.perf_counter() - start) / steps)
     return {"float32_ms": 1e3 * best["float32"], "bfloat16_ms": 1e3 * best["bfloat16"],
             "bfloat16_over_float32": best["bfloat16"] / best["float32"]}
@@ -88,14 +75,11 @@ def reward_change(world):
         observations.append(np.asarray(env.record_amp_obs_agent(0)))
     sets = {"policy": np.array(observations),
             "clip": np.asarray(env.record_amp_obs_expert_batch(0, len(observations)))}
-    disc16 = Discriminator(cfg.disc_net, agent.get_amp_obs_size(), cfg.disc_init_output_scale, "bfloat16")
-    for name, v in agent.disc.variables.items():
-        disc16.variables[name].assign(v)
     out = {}
     for name, obs in sets.items():
-        r32 = agent.style_reward_fn(agent.calc_disc_logits(obs), cfg.reward_scale)
-        logits16 = disc16(tf.constant(agent._norm_amp_obs(obs))).numpy().astype(np.float64)
-        r16 = agent.style_reward_fn(logits16, cfg.reward_scale)
+        norm_obs = tf.constant(agent._norm_amp_obs(obs))
+        r32, r16 = (agent.style_reward_fn(in_dtype(agent, agent.disc, dtype, norm_obs)[1].numpy().astype(np.float64),
+                                          cfg.reward_scale) for dtype in ("float32", "bfloat16"))
         diff = np.abs(r16 - r32)
         out[name] = {"observations": len(obs), "reward_float32_mean": float(r32.mean()),
                      "reward_float32_std": float(r32.std()), "reward_bfloat16_mean": float(r16.mean()),
