@@ -61,3 +61,28 @@ def test_two_worker_run_prints_banner_once_and_no_tf_noise(tmp_path):
     assert (run.stdout + run.stderr).count(BANNER) == 1
     noise = [line for line in run.stderr.splitlines() if any(n.lower() in line.lower() for n in NOISE)]
     assert noise == []
+
+
+NOISY_MODULE = """import os, sys
+os.write(2, b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\\n")
+os.write(2, b"I0000 port.cc:153] oneDNN custom operations are on. You may see slightly different results\\n")
+os.write(2, b"a real warning\\n")
+sys.stderr.write("from python\\n")
+if os.environ.get("NOISY_FAIL"):
+    raise ImportError("noisy broke")
+"""
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_import_quietly_drops_only_the_notices(tmp_path, fail):
+    """TensorFlow's import notices (util/cli.TF_IMPORT_NOTICES) go; every other line written to
+    fd 2 during the import is kept, in order, and a failing import still raises."""
+    (tmp_path / "noisy.py").write_text(NOISY_MODULE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]), NOISY_FAIL="1" if fail else "")
+    code = "from util.cli import import_quietly; import_quietly('noisy'); print('imported')"
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert run.stderr.startswith("a real warning\nfrom python\n")
+    if fail:
+        assert run.returncode == 1 and "ImportError: noisy broke" in run.stderr and "imported" not in run.stdout
+    else:
+        assert run.returncode == 0 and run.stderr == "a real warning\nfrom python\n" and run.stdout == "imported\n"

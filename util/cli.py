@@ -1,11 +1,15 @@
 """What every entry point does first (process environment) and last (errors as one line)."""
 import errno
+import importlib
 import os
 import sys
+import tempfile
 
 QUIET_ENV = {
     "TF_CPP_MIN_LOG_LEVEL": "2",       # no TensorFlow info/warning chatter
-    "TF_ENABLE_ONEDNN_OPTS": "0",      # ... and no oneDNN banner
+    # TensorFlow's oneDNN kernels stay on, its default: they make the update cheaper and run a
+    # bfloat16 discriminator on the CPU's bfloat16 instructions (docs/bench/onednn.json);
+    # TF_ENABLE_ONEDNN_OPTS=0 in the environment turns them off.
     # One BLAS thread per process: a multi-threaded OpenBLAS makes the batch-1 policy ~10x slower
     # when ranks share cores. Only effective before numpy is first imported.
     "OPENBLAS_NUM_THREADS": "1",
@@ -40,11 +44,37 @@ def import_pybullet_silently():
         os.close(devnull)
 
 
+# What TensorFlow writes to fd 2 while it is imported, before absl's logging is set up and so
+# whatever TF_CPP_MIN_LOG_LEVEL says: absl's preamble and the notice that oneDNN is on.
+TF_IMPORT_NOTICES = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+                     "oneDNN custom operations are on.")
+
+
+def import_quietly(module_name, notices=TF_IMPORT_NOTICES):
+    """Imports module_name with fd 2 captured, then writes back every captured line that holds none
+    of `notices`; an import error is still raised, after its output is written back."""
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        try:
+            os.dup2(captured.fileno(), 2)
+            importlib.import_module(module_name)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
+            captured.seek(0)
+            lines = captured.read().decode(errors="replace").splitlines(keepends=True)
+            sys.stderr.write("".join(line for line in lines if not any(n in line for n in notices)))
+            sys.stderr.flush()
+
+
 def configure_process_env():
-    """Quiet environment for TensorFlow and BLAS; on MPI ranks > 0, pybullet's build banner is
-    swallowed so that a run prints it once."""
+    """Quiet environment for TensorFlow and BLAS, then TensorFlow imported without its notices; on
+    MPI ranks > 0, pybullet's build banner is swallowed so that a run prints it once."""
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
+    import_quietly("tensorflow")
     if launched_rank() > 0:
         import_pybullet_silently()
 

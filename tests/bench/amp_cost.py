@@ -23,8 +23,6 @@ iteration (the policy step; AMP's also holds its discriminator's steps): the res
 sampling (AMP's observations).
 Output: a table on stdout and, with --json FILE, every figure (written atomically).
 """
-import argparse
-import statistics
 import sys
 from pathlib import Path
 
@@ -32,8 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from tests.bench import interleaved, throughput  # noqa: E402
-from tests.bench.interleaved import per_floor, update_per_iter  # noqa: E402
+from tests.bench import interleaved  # noqa: E402
 
 # per recipe: the imitate args file, the AMP args file and the AMP run's arguments after it
 RECIPES = {
@@ -50,30 +47,14 @@ TARGET = 0.9
 
 
 def summarise(runs):
-    """{scene: median samples/s}, and the medians over rounds of AMP / imitate (raw, per floor)."""
-    pairs = [(i, a) for i, a in zip(runs["imitate"], runs["amp"]) if throughput.ok(i) and throughput.ok(a)]
-    if not pairs:
-        return {"status": "failed: no round with both runs"}
-    return {
-        "status": "ok",
-        "imitate_samples_per_s": statistics.median(i["samples_per_s"] for i, _ in pairs),
-        "amp_samples_per_s": statistics.median(a["samples_per_s"] for _, a in pairs),
-        "amp_over_imitate": statistics.median(a["samples_per_s"] / i["samples_per_s"] for i, a in pairs),
-        "amp_over_imitate_per_floor": statistics.median(per_floor(a) / per_floor(i) for i, a in pairs),
-        # seconds per iteration of the update (the policy step, and AMP's discriminator steps)
-        "imitate_update_seconds_per_iter": statistics.median(update_per_iter(i) for i, _ in pairs),
-        "amp_update_seconds_per_iter": statistics.median(update_per_iter(a) for _, a in pairs),
-        "rounds": len(pairs),
-    }
+    """Each scene's median samples/s and update seconds per iteration (the policy step, and AMP's
+    discriminator steps), and the medians over rounds of AMP / imitate (raw, per floor)."""
+    return interleaved.pair_summary(runs, "imitate", "amp")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="AMP's training samples/s against imitate's (issue 36)")
-    interleaved.add_arguments(parser)
-    parser.add_argument("--recipes", default="deepmimic,fast", help="comma-separated: " + ", ".join(RECIPES))
-    args = parser.parse_args(argv)
-    interleaved.check_arguments(parser, args)
-    names = interleaved.recipe_names(parser, args.recipes, RECIPES)
+    args, names = interleaved.parse_arguments("AMP's training samples/s against imitate's (issue 36)", RECIPES,
+                                              "deepmimic,fast", argv)
 
     rounds = interleaved.Rounds()
     runs = {name: {"imitate": [], "amp": []} for name in names}
@@ -86,15 +67,7 @@ def main(argv=None):
                                amp_extra if scene == "amp" else ())
 
     summary = {name: summarise(runs[name]) for name in names}
-    print(f"{'recipe':<10} {'imitate':>9} {'AMP':>9} {'AMP/imitate':>12} {'per floor':>10}  (samples/s, {args.ranks} ranks; "
-          "update s/iteration)")
-    for name, s in summary.items():
-        if s["status"] != "ok":
-            print(f"{name:<10} {s['status']}")
-            continue
-        print(f"{name:<10} {s['imitate_samples_per_s']:9.1f} {s['amp_samples_per_s']:9.1f} "
-              f"{s['amp_over_imitate']:12.2f} {s['amp_over_imitate_per_floor']:10.2f}  target >= {TARGET}; update "
-              f"{s['imitate_update_seconds_per_iter']:.2f} / {s['amp_update_seconds_per_iter']:.2f}")
+    interleaved.print_pair_table(summary, "imitate", "amp", args.ranks, ("imitate", "AMP"), f"; target >= {TARGET}")
     rounds.write(args, {n: [RECIPES[n][0], RECIPES[n][1], *RECIPES[n][2]] for n in names}, summary=summary,
                  runs=runs, target=TARGET)
 

@@ -18,7 +18,6 @@ rounds of recipe / the first recipe named (raw and normalised by each run's floo
 target for the recipe shipped: >= 0.8 against deepmimic).
 Output: a table on stdout and, with --json FILE, every figure (written atomically).
 """
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -59,13 +58,9 @@ def summarise(runs, base):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="training samples/s of the walk's recipes (issue 35)")
-    interleaved.add_arguments(parser)
-    parser.add_argument("--recipes", default="deepmimic,fast,fast512",
-                        help="comma-separated, the first is the base of the ratios: " + ", ".join(RECIPES))
-    args = parser.parse_args(argv)
-    interleaved.check_arguments(parser, args)
-    names = interleaved.recipe_names(parser, args.recipes, RECIPES)
+    args, names = interleaved.parse_arguments("training samples/s of the walk's recipes (issue 35)", RECIPES,
+                                              "deepmimic,fast,fast512", argv,
+                                              recipes_help="comma-separated, the first is the base of the ratios")
 
     rounds = interleaved.Rounds()
     runs = {name: [] for name in names}

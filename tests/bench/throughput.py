@@ -447,7 +447,7 @@ def main(argv=None):
     parser.add_argument("train_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     TRAIN_ARGS = args.arg_file
-    configure_process_env()   # as the entry points: quiet TF, oneDNN off, one BLAS thread
+    configure_process_env()   # as the entry points: quiet TF, one BLAS thread
     if args.worker == "sampling":
         with tempfile.TemporaryDirectory(prefix="bench_sampling_") as out_dir:
             print("RESULT " + json.dumps(sampling_worker(args.seconds, out_dir)), flush=True)

@@ -13,7 +13,7 @@ BatchSize / ranks decisions per rank in 20 paths (tests/ppo_step_reference.synth
 --ranks 2 re-runs this script on 2 ranks under the venv's mpiexec (as the MPI tests launch it,
 with mpi_run.MPI_WAIT_ENV unless the environment sets OMPI_MCA_mpi_yield_when_idle: 0 makes the
 waiting ranks spin, Open MPI's default); rank 0 reports. Each process is set up as DeepMimic_Optimizer.py sets
-up a rank (configure_process_env: oneDNN off, one BLAS thread; one intra-op and one inter-op TF
+up a rank (configure_process_env: quiet TF, one BLAS thread; one intra-op and one inter-op TF
 thread).
 
 A/B (default): per round one step of each path, the order alternating between rounds (old, new,
