@@ -29,19 +29,9 @@ def launched_rank():
 
 
 def import_pybullet_silently():
-    """Imports pybullet with fd 2 sent to /dev/null: its C code writes the "pybullet build
-    time: ..." banner to stderr (unbuffered) while the module is imported, nothing at exit. An
-    import error is still raised after fd 2 is restored."""
-    sys.stderr.flush()
-    saved_fd = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        import pybullet  # noqa: F401
-    finally:
-        os.dup2(saved_fd, 2)
-        os.close(saved_fd)
-        os.close(devnull)
+    """Imports pybullet without the "pybullet build time: ..." banner its C code writes to stderr
+    (unbuffered) while the module is imported (import_quietly)."""
+    import_quietly("pybullet", notices=("pybullet build time",))
 
 
 # What TensorFlow writes to fd 2 while it is imported, before absl's logging is set up and so

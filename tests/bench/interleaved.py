@@ -1,6 +1,6 @@
-"""Training runs measured in interleaved rounds (amp_cost.py, recipe_cost.py): the command-line
-options they share, one measurement (throughput.py's training section (c) on an args file), the
-rounds, and the report file."""
+"""Training runs measured in interleaved rounds (amp_cost.py, recipe_cost.py, onednn.py): the
+command-line options they share, one measurement (throughput.py's training section (c) on an args
+file), the rounds, the pair summary and its table, and the report file."""
 import argparse
 import os
 import statistics

@@ -13,8 +13,8 @@ Each measurement is tests/bench/throughput.py's training section (c): a fresh ru
 to its first update and its test phase, then --iters whole iterations timed (sampling and update),
 with the physics floor probe B between chunks of work; at --ranks 2 under the mpiexec that
 mpi_run.py uses, global samples/s. The setting reaches the ranks through the environment (the
-entry points keep a value set there; unset, TensorFlow's default is on). Per round each recipe runs off then on, the order
-reversed in even rounds, so the machine's load hits both.
+entry points keep a value set there; unset, TensorFlow's default is on). Per round each recipe runs
+off then on, the order reversed in even rounds, so the machine's load hits both.
 Reported per recipe: the median samples/s and update seconds per iteration of each setting, and the
 median over rounds of on / off (raw and normalised by each run's floor).
 Output: a table on stdout and, with --json FILE, every figure (written atomically).
