@@ -72,6 +72,7 @@ from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, 
 from app.skill_package import MODEL_NAME, check_free, provenance, run_args_name, write_package
 from env.style_error import clip_root_speed
 from util.atomic_write import atomic_path, write_json
+from util.cli import configure_process_env
 from util.log_plot import read_log
 from util.paths import project_root, resolve_data_path
 
@@ -529,6 +530,7 @@ def parse_args(argv):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--worker"]:
+        configure_process_env()
         print(RESULT_PREFIX + json.dumps(eval_worker(json.loads(argv[1]))), flush=True)
         return 0
     if argv[:1] == ["--compare"]:
@@ -540,6 +542,7 @@ def main(argv=None):
         compare(opts.compare, opts.plot, opts.at)
         return 0
     args = parse_args(argv)
+    configure_process_env()   # after --help and bad options, which need no TensorFlow
     cfg, curve = load_or_start(args)
     ship_dir, ship_args_dir = (ROOT / args.ship_dir, ROOT / args.ship_args_dir)
     try:

@@ -86,3 +86,28 @@ def test_import_quietly_drops_only_the_notices(tmp_path, fail):
         assert run.returncode == 1 and "ImportError: noisy broke" in run.stderr and "imported" not in run.stdout
     else:
         assert run.returncode == 0 and run.stderr == "a real warning\nfrom python\n" and run.stdout == "imported\n"
+
+
+# app/skill_training.main with its training loop replaced by what the loop does first in the
+# launching process (reading a resume state imports TensorFlow through learning/checkpoint.py).
+SKILL_MAIN = """import sys
+from app import skill_training
+def run(cfg, curve):
+    import learning.checkpoint
+    print("tensorflow" in sys.modules)
+skill_training.run = run
+sys.exit(skill_training.main(sys.argv[1:]))
+"""
+
+
+def test_skill_training_process_prints_no_tf_notices(tmp_path):
+    """scripts/train_skill.py and tests/bench/time_to_skill.py (both app/skill_training.main) import
+    TensorFlow in their own process: without its notices, as the ranks do."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TF_")}
+    cmd = [sys.executable, "-c", SKILL_MAIN, "--arg_file", "args/train_humanoid3d_walk_args.txt",
+           "--output", str(tmp_path / "run")]
+    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines()[-1] == "True"
+    noise = [line for line in run.stderr.splitlines() if any(n.lower() in line.lower() for n in NOISE)]
+    assert noise == []
