@@ -1,0 +1,119 @@
+"""Where a heading policy falls: each test episode of the heading_amp scene with the turn it opens
+with, so failures can be told apart by how far the character must first turn.
+
+    .venv/bin/python -m tests.bench.heading_turns --model_files CKPT [--episodes 24] [--seed 1000]
+        [--arg_file args/train_amp_heading_humanoid3d_locomotion_fast_args.txt] [--json FILE]
+        [--train_args --ref_relative_actions true --motion_file data/datasets/...]
+
+Every episode starts with the target heading along world +x and the character's facing drawn at
+random (env/scenes/heading_amp.py, DeepMimic's --enable_rand_rot_reset), so it opens with a turn of
+up to half a circle. Per test episode (mean actions, at most 20 s, app/evaluate.py's recorder): the
+opening turn (target heading minus the root's heading after the reset, degrees in (-180, 180]),
+the target speed, the length, whether it fell and its task reward per decision (the test reward);
+the summary counts falls and episodes meeting the heading criterion (no fall, task reward per
+decision >= 0.7: scripts/train_skill.py --criterion task) for opening turns above and up to 90
+degrees. --train_args go to the world's command line (e.g. another --motion_file: the resets are
+drawn from its clips). The JSON is written atomically.
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from util.cli import configure_process_env  # noqa: E402
+
+configure_process_env()
+
+from app.build import load_world  # noqa: E402
+from app.evaluate import EpisodeRecorder  # noqa: E402
+from app.rollout import update_world  # noqa: E402
+from env.env import FRAME_TIME  # noqa: E402
+from util import math_util  # noqa: E402
+from util.atomic_write import write_json  # noqa: E402
+
+DEFAULT_ARGS = "args/train_amp_heading_humanoid3d_locomotion_fast_args.txt"
+EPISODE_TIME = 20.0
+MIN_TASK_REWARD = 0.7
+WIDE_TURN_DEG = 90.0
+
+
+def opening_turn_deg(scene):
+    """The target heading minus the root's heading, degrees wrapped to (-180, 180]."""
+    root_heading = float(math_util.quat_heading(scene.sim_pose_vel()[0][3:7]))
+    delta = np.degrees(scene.tar_heading - root_heading)
+    return float(180.0 - (180.0 - delta) % 360.0)
+
+
+class OpeningRecorder(EpisodeRecorder):
+    """app.evaluate's recorder that also notes, before each episode's first update, its opening
+    turn and target speed."""
+
+    def __init__(self, world, max_episode_time):
+        super().__init__(world, 0, max_episode_time, success_body_pos_err=None)
+        self.openings = []
+
+    def before_update(self, timestep):
+        if self.elapsed == 0.0:
+            self.openings.append((opening_turn_deg(self.env), float(self.env.tar_speed)))
+        super().before_update(timestep)
+
+    def on_invalid_episode(self):
+        self.openings.pop()             # discarded, as its stats are
+        super().on_invalid_episode()
+
+
+def run(argv, episodes):
+    world = load_world(argv, enable_draw=False)
+    world.set_enable_training(False)
+    world.reset()
+    recorder = OpeningRecorder(world, EPISODE_TIME)
+    while len(recorder.stats) < episodes:
+        update_world(world, FRAME_TIME, recorder)
+    return [{"opening_turn_deg": turn, "target_speed": speed, "length_s": s.length_s, "fell": s.fell,
+             "task_reward": s.mean_reward, "meets_criterion": (not s.fell) and s.mean_reward >= MIN_TASK_REWARD}
+            for (turn, speed), s in zip(recorder.openings, recorder.stats)]
+
+
+def summary(rows):
+    def part(sel):
+        return {"episodes": len(sel), "falls": sum(r["fell"] for r in sel),
+                "meeting_criterion": sum(r["meets_criterion"] for r in sel)}
+    wide = [r for r in rows if abs(r["opening_turn_deg"]) > WIDE_TURN_DEG]
+    narrow = [r for r in rows if abs(r["opening_turn_deg"]) <= WIDE_TURN_DEG]
+    return {"all": part(rows), "opening_turn_above_90": part(wide), "opening_turn_up_to_90": part(narrow)}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model_files", required=True, help="the heading policy's checkpoint")
+    p.add_argument("--arg_file", default=DEFAULT_ARGS)
+    p.add_argument("--episodes", type=int, default=24)
+    p.add_argument("--seed", type=int, default=1000)
+    p.add_argument("--json")
+    p.add_argument("--train_args", nargs=argparse.REMAINDER, default=[])
+    args = p.parse_args(argv)
+    if args.episodes < 1:
+        p.error("--episodes must be >= 1")
+    world_argv = ["--arg_file", args.arg_file, "--rand_seed", str(args.seed), "--model_files", args.model_files,
+                  "--output_path", str(ROOT / "output" / "heading_turns"), "--int_output_path", "",
+                  *args.train_args]
+    rows = run(world_argv, args.episodes)
+    for i, r in enumerate(rows):
+        print(f"episode {i:2d}: opening turn {r['opening_turn_deg']:+7.1f} deg, target speed {r['target_speed']:.2f} m/s"
+              f" | {r['length_s']:5.2f} s{' fell' if r['fell'] else ''}, task reward {r['task_reward']:.3f}")
+    result = summary(rows)
+    for name, part in result.items():
+        print(f"{name}: {part['episodes']} episodes, {part['falls']} falling, {part['meeting_criterion']} meeting the criterion")
+    if args.json:
+        write_json(args.json, {"config": {k: v for k, v in vars(args).items() if k != "json"},
+                               "summary": result, "episodes": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
