@@ -92,10 +92,15 @@ class EpisodeRecorder(WorldHooks):
 def evaluate(world, num_episodes, agent_id=0, max_episode_time=None, success_body_pos_err=SUCCESS_BODY_POS_ERR):
     """Runs num_episodes test episodes and returns their EpisodeStats; training is switched off
     meanwhile and restored afterwards. max_episode_time (s), if given, cuts longer episodes."""
+    return run_episodes(world, num_episodes, EpisodeRecorder(world, agent_id, max_episode_time, success_body_pos_err))
+
+
+def run_episodes(world, num_episodes, recorder):
+    """evaluate's loop with any EpisodeRecorder: num_episodes test episodes from a fresh reset,
+    training off meanwhile; the recorder's stats."""
     was_training = world.enable_training
     world.set_enable_training(False)
     world.reset()
-    recorder = EpisodeRecorder(world, agent_id, max_episode_time, success_body_pos_err)
     while len(recorder.stats) < num_episodes:
         update_world(world, FRAME_TIME, recorder)
     world.set_enable_training(was_training)

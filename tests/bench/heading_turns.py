@@ -10,8 +10,8 @@ random (env/scenes/heading_amp.py, DeepMimic's --enable_rand_rot_reset), so it o
 up to half a circle. Per test episode (mean actions, at most 20 s, app/evaluate.py's recorder): the
 opening turn (target heading minus the root's heading after the reset, degrees in (-180, 180]),
 the target speed, the length, whether it fell and its task reward per decision (the test reward);
-the summary counts falls and episodes meeting the heading criterion (no fall, task reward per
-decision >= 0.7: scripts/train_skill.py --criterion task) for opening turns above and up to 90
+the summary counts falls and episodes meeting the heading criterion (the full 20 s, task reward per
+decision >= 0.7: app/skill_training.episode_successes) for opening turns above and up to 90
 degrees. --train_args go to the world's command line (e.g. another --motion_file: the resets are
 drawn from its clips). The JSON is written atomically.
 """
@@ -30,15 +30,13 @@ from util.cli import configure_process_env  # noqa: E402
 configure_process_env()
 
 from app.build import load_world  # noqa: E402
-from app.evaluate import EpisodeRecorder  # noqa: E402
-from app.rollout import update_world  # noqa: E402
-from env.env import FRAME_TIME  # noqa: E402
+from app.evaluate import EpisodeRecorder, run_episodes  # noqa: E402
+from app.skill_training import EVAL_KEYS, episode_successes  # noqa: E402
 from util import math_util  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
 DEFAULT_ARGS = "args/train_amp_heading_humanoid3d_locomotion_fast_args.txt"
-EPISODE_TIME = 20.0
-MIN_TASK_REWARD = 0.7
+CRITERION = {**EVAL_KEYS, "criterion": "task"}
 WIDE_TURN_DEG = 90.0
 
 
@@ -69,14 +67,13 @@ class OpeningRecorder(EpisodeRecorder):
 
 def run(argv, episodes):
     world = load_world(argv, enable_draw=False)
-    world.set_enable_training(False)
-    world.reset()
-    recorder = OpeningRecorder(world, EPISODE_TIME)
-    while len(recorder.stats) < episodes:
-        update_world(world, FRAME_TIME, recorder)
+    recorder = OpeningRecorder(world, CRITERION["episode_time"])
+    stats = run_episodes(world, episodes, recorder)
+    meets = episode_successes(CRITERION, {"lengths_s": [s.length_s for s in stats],
+                                          "rewards": [s.mean_reward for s in stats]})
     return [{"opening_turn_deg": turn, "target_speed": speed, "length_s": s.length_s, "fell": s.fell,
-             "task_reward": s.mean_reward, "meets_criterion": (not s.fell) and s.mean_reward >= MIN_TASK_REWARD}
-            for (turn, speed), s in zip(recorder.openings, recorder.stats)]
+             "task_reward": s.mean_reward, "meets_criterion": ok}
+            for (turn, speed), s, ok in zip(recorder.openings, stats, meets)]
 
 
 def summary(rows):
