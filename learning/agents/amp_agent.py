@@ -57,6 +57,12 @@ DISC_LOG_COLUMNS = (("Disc_Loss", "loss"), ("Disc_Acc_Expert", "acc_expert"), ("
                     ("Disc_Reward_Std", "reward_std"), ("Grad_Penalty", "grad_penalty"))
 
 
+def disc_steps(steps_per_batch, global_count, num_ranks, rank_batch):
+    """The discriminator's steps per rank in one update: DiscStepsPerBatch passes over the
+    global_count samples of the iteration, num_ranks * rank_batch of them per step."""
+    return int(np.ceil(steps_per_batch * global_count / (num_ranks * rank_batch)))
+
+
 class AMPAgent(PPOAgent):
     NAME = "AMP"
     CONFIG = AMPAgentConfig
@@ -235,7 +241,7 @@ class AMPAgent(PPOAgent):
         """The discriminator's steps of one iteration; their info averaged over the steps."""
         batch = self.local_disc_batch_size
         global_count = int(mpi_util.reduce_sum(self.replay_buffer.current_size()))
-        num_steps = int(np.ceil(self.config.disc_steps_per_batch * global_count / (mpi_util.size() * batch)))
+        num_steps = disc_steps(self.config.disc_steps_per_batch, global_count, mpi_util.size(), batch)
         fresh = np.concatenate(self._fresh_agent_obs) if self._fresh_agent_obs else None
         self._fresh_agent_obs = []
         totals = {}

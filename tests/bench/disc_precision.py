@@ -3,7 +3,7 @@ reward it pays, against float32 from the same weights.
 
     .venv/bin/python -m tests.bench.disc_precision [--steps 20] [--rounds 5] [--json FILE]
 
-1. Step time: the shipped AMP walk's own discriminator step, its gradients (the 1024-1024 net, BCE,
+1. Step time: the shipped AMP walk's own discriminator step, its gradients (the 1024-512 net, BCE,
    the gradient penalty on expert and agent inputs, DiscBatchSize 256 of each) on one TF thread, as
    a rank runs it: float32 and bfloat16 alternate over --rounds rounds of --steps steps; the best
    round of each and their ratio.
@@ -15,7 +15,6 @@ Output: a summary on stdout and, with --json FILE, every figure (written atomica
 """
 import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +27,7 @@ import tensorflow as tf  # noqa: E402
 from app.build import load_world  # noqa: E402
 from app.rollout import update_world  # noqa: E402
 from learning.models.amp_discriminator import COMPUTE_DTYPES  # noqa: E402
+from tests.bench.disc_floor import best_seconds  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
 RUN_ARGS = "args/run_humanoid3d_amp_walk_trained_args.txt"
@@ -54,13 +54,8 @@ def time_steps(agent, steps, rounds):
     rng = np.random.default_rng(0)
     batch = [tf.constant(rng.normal(size=(cfg.disc_batch_size, size)), tf.float32) for _ in range(2)]
     steps_by_dtype = {dtype: in_dtype(agent, agent._disc_grads, dtype, *batch)[0] for dtype in ("float32", "bfloat16")}
-    best = {}
-    for _ in range(rounds):
-        for dtype, step in steps_by_dtype.items():
-            start = time.perf_counter()
-            for _ in range(steps):
-                step(*batch)[0]["loss"].numpy()
-            best[dtype] = min(best.get(dtype, np.inf), (time.perf_counter() - start) / steps)
+    best = best_seconds({dtype: lambda step=step: step(*batch)[0]["loss"].numpy()
+                         for dtype, step in steps_by_dtype.items()}, steps, rounds)
     return {"float32_ms": 1e3 * best["float32"], "bfloat16_ms": 1e3 * best["bfloat16"],
             "bfloat16_over_float32": best["bfloat16"] / best["float32"]}
 
