@@ -9,8 +9,8 @@ many agent observations):
 1. The agent's own discriminator step (learning/agents/amp_agent.py: loss, weight decay, logit
    regulariser, gradient penalty, gradients): its floating-point operations, counted by
    TensorFlow's profiler on the traced graph, and its time.
-2. The multiply that dominates it, alone: the rank's batch by the net's largest kernel, timed the
-   same way, as the rate this machine attains on such work.
+2. The multiply that dominates it, alone: the rank's batch by the net's largest kernel, 8 of them in
+   one call, timed the same way, as the rate this machine attains on such work.
 Steps and multiplies alternate over --rounds rounds of --steps calls; the best round of each.
 Reported: the step's GFLOP, ms and GFLOP/s, the multiply's GFLOP/s, their ratio, and per rank and
 4096-sample iteration the discriminator's steps (learning/agents/amp_agent.disc_steps), the
@@ -41,6 +41,7 @@ RECIPES = {
                 "--agent_files", "data/agents/ct_agent_humanoid_amp_fast_bce.txt"),
 }
 ITERATION_SAMPLES = 4096
+MULTIPLIES_PER_CALL = 8     # a step holds 16 multiplies in one call; one multiply a call would time the call too
 
 
 def graph_flops(concrete):
@@ -72,10 +73,10 @@ def measure(recipe, ranks, steps, rounds):
     spec = tf.TensorSpec((batch, size), tf.float32)
     step = tf.function(agent._disc_grads).get_concrete_function(spec, spec)
     rows, cols = max((tuple(v.shape) for v in agent.disc.trainable_variables if len(v.shape) == 2), key=np.prod)
-    a = tf.constant(rng.normal(size=(batch, rows)), tf.float32)
+    a = tf.constant(rng.normal(size=(MULTIPLIES_PER_CALL, batch, rows)), tf.float32)
     b = tf.constant(rng.normal(size=(rows, cols)), tf.float32)
     matmul = tf.function(tf.linalg.matmul).get_concrete_function(a, b)
-    step_flops, matmul_flops = graph_flops(step), 2 * batch * rows * cols
+    step_flops, matmul_flops = graph_flops(step), MULTIPLIES_PER_CALL * 2 * batch * rows * cols
     seconds = best_seconds({"step": lambda: step(*obs)[0]["loss"].numpy(),
                             "matmul": lambda: matmul(a, b).numpy()}, steps, rounds)
     steps_per_iteration = disc_steps(cfg.disc_steps_per_batch, ITERATION_SAMPLES, ranks, batch)
@@ -83,7 +84,8 @@ def measure(recipe, ranks, steps, rounds):
     return {"args": list(RECIPES[recipe]), "amp_obs_size": size, "rank_disc_batch_size": batch,
             "grad_penalty_inputs": cfg.disc_grad_penalty_inputs, "step_gflop": step_flops / 1e9,
             "step_ms": 1e3 * seconds["step"], "step_gflops_per_s": step_rate,
-            "matmul_shape": [[batch, rows], [rows, cols]], "matmul_ms": 1e3 * seconds["matmul"],
+            "matmul_shape": [[batch, rows], [rows, cols]], "multiplies_per_call": MULTIPLIES_PER_CALL,
+            "matmul_call_ms": 1e3 * seconds["matmul"],
             "matmul_gflops_per_s": matmul_rate, "step_over_matmul_rate": step_rate / matmul_rate,
             "steps_per_iteration": steps_per_iteration,
             "disc_seconds_per_iteration": steps_per_iteration * seconds["step"],
