@@ -3,8 +3,8 @@ under AMP's training cost.
 
     .venv/bin/python -m tests.bench.disc_floor [--ranks 2] [--steps 20] [--rounds 5] [--json FILE]
 
-Per AMP recipe (DeepMimic's AMP walk files; the shipped AMP walk's agent file), as one of --ranks
-ranks runs it (one TF thread, its share of DiscBatchSize: ceil(DiscBatchSize / ranks) expert and as
+Per AMP recipe (tests/bench/amp_cost.py's AMP runs: DeepMimic's AMP walk files; the shipped AMP
+walk's), as one of --ranks ranks runs it (one TF thread, its share of DiscBatchSize: ceil(DiscBatchSize / ranks) expert and as
 many agent observations):
 1. The agent's own discriminator step (learning/agents/amp_agent.py: loss, weight decay, logit
    regulariser, gradient penalty, gradients): its floating-point operations, counted by
@@ -33,15 +33,14 @@ import tensorflow as tf  # noqa: E402
 from app.build import load_world  # noqa: E402
 from learning.agents.amp_agent import disc_steps  # noqa: E402
 from learning.tf_util import limit_tf_threads  # noqa: E402
+from tests.bench import amp_cost  # noqa: E402
+from tests.bench.interleaved import recipe_names  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
-RECIPES = {
-    "deepmimic": ("args/train_amp_humanoid3d_walk_args.txt",),
-    "shipped": ("args/train_amp_humanoid3d_walk_fast_args.txt",
-                "--agent_files", "data/agents/ct_agent_humanoid_amp_fast_bce.txt"),
-}
+# amp_cost's AMP runs (its args file and the options after it), so both benches measure one step
+RECIPES = {name: (amp_cost.RECIPES[name][1], *amp_cost.RECIPES[name][2]) for name in ("deepmimic", "shipped")}
 ITERATION_SAMPLES = 4096
-MULTIPLIES_PER_CALL = 8     # a step holds 16 multiplies in one call; one multiply a call would time the call too
+MULTIPLIES_PER_CALL = 8     # a step runs its multiplies in one call; one multiply a call would time the call too
 
 
 def graph_flops(concrete):
@@ -100,10 +99,7 @@ def main(argv=None):
     parser.add_argument("--recipes", default=",".join(RECIPES), help=f"comma-separated: {', '.join(RECIPES)}")
     parser.add_argument("--json", help="write every figure to this file")
     args = parser.parse_args(argv)
-    names = args.recipes.split(",")
-    unknown = [n for n in names if n not in RECIPES]
-    if unknown:
-        parser.error(f"--recipes: unknown {', '.join(unknown)} (known: {', '.join(RECIPES)})")
+    names = recipe_names(parser, args.recipes, RECIPES)
     if args.steps < 1 or args.rounds < 1 or args.ranks < 1:
         parser.error("--ranks, --steps and --rounds must be >= 1")
     limit_tf_threads()

@@ -24,13 +24,19 @@ def parse_arguments(description, recipes, default, argv=None, recipes_help="comm
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.iters < 1:
         parser.error("--rounds and --iters must be >= 1")
-    names = args.recipes.split(",")
+    return args, recipe_names(parser, args.recipes, recipes)
+
+
+def recipe_names(parser, text, recipes):
+    """The names in --recipes' comma-separated `text`, each one of `recipes` and named once (else
+    the parser's error)."""
+    names = text.split(",")
     unknown = [n for n in names if n not in recipes]
     if unknown:
         parser.error(f"--recipes: unknown recipe {unknown[0]!r} (known: {', '.join(recipes)})")
     if len(set(names)) != len(names):
-        parser.error(f"--recipes: a recipe named twice in {args.recipes!r}")
-    return args, names
+        parser.error(f"--recipes: a recipe named twice in {text!r}")
+    return names
 
 
 def measure(arg_file, ranks, iters, extra_args=()):
