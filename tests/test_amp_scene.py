@@ -216,6 +216,32 @@ def test_motion_set_samples_by_weight(tmp_path):
     env.shutdown()
 
 
+def test_reset_motion_file_draws_the_resets_only(tmp_path, monkeypatch):
+    """--reset_motion_file: every reset plays one of its clips (so relative actions follow it);
+    the discriminator's expert data and the style error keep the motion_file's two clips."""
+    walk_only = tmp_path / "walk_only.txt"
+    walk_only.write_text('{"Motions": [{"Weight": 1, "File": "data/motions/humanoid3d_walk.txt"}]}')
+    env = make_env(HEADING_ARGS, "--reset_motion_file", walk_only, "--ref_relative_actions", "true")
+    scene = env
+    names = ["humanoid3d_run.txt", "humanoid3d_walk.txt"]
+    assert [m.path.name for m in scene.motion_set.motions] == names
+    assert [m.path.name for m in scene.style_motions()] == names
+    for _ in range(12):
+        env.reset()
+        assert scene.motion.path.name == "humanoid3d_walk.txt" and scene.kin_char.motion is scene.motion
+        sph, rev = scene._relative_base()
+        ref = scene.motion.calc_frame(scene.kin_char.time + scene.ctrl.update_period)
+        np.testing.assert_array_equal(sph, ref[scene.reward_fn.sph_cols])
+    calls = []
+    monkeypatch.setattr(scene, "calc_expert_obs_batch",
+                        lambda motion, times: calls.append(motion.path.name) or np.zeros((len(times), scene.amp_obs.size)))
+    scene.record_amp_obs_expert_batch(0, 400)
+    assert sorted(calls) == names
+    env.shutdown()
+    with pytest.raises(ValueError, match=r"--reset_motion_file .*walk_only.txt: needs --kin_ctrl clips"):
+        make_env(WALK_ARGS, "--reset_motion_file", walk_only)
+
+
 def test_heading_goal_reward_and_target_changes():
     env = make_env(HEADING_ARGS, "--time_lim_min", 20, "--time_lim_max", 20, "--enable_char_contact_fall", "false",
                    seed=3)

@@ -94,6 +94,12 @@ def test_bad_motion_id_is_one_line():
         make_env("--getup_motion_ids", 2, 4)
 
 
+def test_separate_reset_clips_are_refused():
+    """Its getup_motion_ids index the motion_file's clips, which its resets must play."""
+    with pytest.raises(ValueError, match=r"--reset_motion_file: not in heading_amp_getup"):
+        make_env("--reset_motion_file", "data/datasets/dataset_locomotion.txt")
+
+
 def test_goal_layout_and_values(env):
     scene = env
     assert env.get_goal_size(0) == 4

@@ -32,6 +32,15 @@ def test_summary_splits_at_a_quarter_turn():
                              "opening_turn_up_to_90": {"episodes": 3, "falls": 1, "meeting_criterion": 1}}
 
 
+def test_summary_counts_falls_after_a_non_looping_clip_ended():
+    rows = [{"opening_turn_deg": 0, "fell": f, "meets_criterion": not f, "length_s": n, "clip_time_left_s": left}
+            for f, n, left in [(True, 3.0, 2.0), (True, 1.0, 2.5), (False, 20.0, 4.0), (True, 2.0, None), (False, 20.0, None)]]
+    result = summary(rows)
+    assert result["looping_clip"] == {"episodes": 2, "falls": 1, "meeting_criterion": 1}
+    assert result["non_looping_clip"] == {"episodes": 3, "falls": 2, "meeting_criterion": 1,
+                                          "falls_after_the_clip_ended": 1}
+
+
 def test_each_episode_notes_the_turn_it_opens_with(tmp_path):
     """An untrained heading policy (it falls within seconds): one row per episode, the first with
     the opening turn of the world's first reset, the second with another episode's."""
@@ -47,4 +56,24 @@ def test_each_episode_notes_the_turn_it_opens_with(tmp_path):
     assert [r["fell"] for r in rows] == [True, True]
     assert rows[0]["opening_turn_deg"] == pytest.approx(opening_turn_deg(world.env), abs=1e-9)
     assert rows[0]["target_speed"] == pytest.approx(world.env.tar_speed)
+    assert rows[0]["clip"] == world.env.motion.path.name and rows[0]["clip_time_left_s"] is None   # walk, run: loop
     assert rows[1]["opening_turn_deg"] != pytest.approx(rows[0]["opening_turn_deg"], abs=1e-3)
+
+
+def test_a_non_looping_clip_notes_its_time_left(tmp_path):
+    """Resets from a clip that does not loop (the kick): the row names it and the time its reference
+    had left, the clip's duration minus the reset's clip time."""
+    from app.build import load_world
+    from tests.bench.heading_turns import DEFAULT_ARGS, run
+
+    kick_only = tmp_path / "kick_only.txt"
+    kick_only.write_text('{"Motions": [{"Weight": 1, "File": "data/motions/humanoid3d_kick.txt"}]}')
+    argv = ["--arg_file", DEFAULT_ARGS, "--rand_seed", "5", "--model_files", "none", "--motion_file", str(kick_only),
+            "--output_path", str(tmp_path), "--int_output_path", ""]
+    rows = run(argv, 1)
+    world = load_world(argv, enable_draw=False)
+    world.set_enable_training(False)
+    world.reset()
+    env = world.env
+    assert env.motion.loop == "none" and rows[0]["clip"] == "humanoid3d_kick.txt"
+    assert 0 < rows[0]["clip_time_left_s"] == pytest.approx(env.motion.duration - env.kin_char.time, abs=1e-9)

@@ -40,6 +40,9 @@ class HeadingAMPGetupScene(HeadingAMPScene):
     def __init__(self, arg_parser, rng):
         super().__init__(arg_parser, rng)
         args = arg_parser
+        if self.reset_set is not self.motion_set:
+            raise ValueError("--reset_motion_file: not in heading_amp_getup, whose --getup_motion_ids index "
+                             "the motion_file's clips and whose resets play them")
         num_motions = len(self.motion_set.motions)
         self.getup_motion_ids = args.parse_ints("getup_motion_ids", ())
         for motion_id in self.getup_motion_ids:

@@ -23,6 +23,13 @@ no target.
 Args on top of imitate's: kin_ctrl (motion: motion_file is one clip, the default; clips:
 motion_file is a dataset, see MotionSet), enable_amp_obs_local_root (default false),
 enable_test_time_warp (default true). With clips, each reset plays a clip picked by weight.
+
+reset_motion_file (clips only; not DeepMimic's, default the motion_file's dataset): the dataset the
+resets draw their clip from, so the reference (the pose a relative action, --ref_relative_actions,
+is an offset from) plays one of its clips; the discriminator's expert data and the style error
+stay the motion_file's. The reference of a non-looping clip stops at its last frame, so with
+relative actions a reset into a short clip leaves the policy acting about a frozen pose within
+seconds: a dataset of looping clips here keeps the reference moving for the whole episode.
 """
 import copy
 import math
@@ -97,15 +104,20 @@ class ImitateAMPScene(ImitateScene):
         kin_ctrl = args.parse_string("kin_ctrl", "motion")
         if kin_ctrl not in KIN_CTRLS:
             raise ValueError(f"--kin_ctrl {kin_ctrl!r} is not one of {', '.join(KIN_CTRLS)}")
-        motion_set = None
+        motion_set = reset_set = None
+        reset_file = args.parse_string("reset_motion_file", "")
+        if reset_file and kin_ctrl != "clips":
+            raise ValueError(f"--reset_motion_file {reset_file}: needs --kin_ctrl clips")
         if kin_ctrl == "clips":
             char_desc = CharacterDesc.load(args.parse_strings("character_files", required=True)[0])
             motion_set = MotionSet.load(args.parse_string("motion_file", required=True), char_desc)
-            args = _with_arg(args, "motion_file", str(motion_set.motions[0].path))
+            reset_set = MotionSet.load(reset_file, char_desc) if reset_file else motion_set
+            args = _with_arg(args, "motion_file", str(reset_set.motions[0].path))
         super().__init__(args, rng)
         self.motion_set = motion_set or MotionSet([self.motion], [1.0])
+        self.reset_set = reset_set or self.motion_set     # the clips resets draw from
         self.reward_terms = {}      # the style reward is the agent's (its discriminator's): no terms here
-        self._activate_motion(self.motion_set.motions[0])
+        self._activate_motion(self.reset_set.motions[0])
 
         # Read in every AMP scene (so they are not reported unused), applied where DeepMimic does.
         local_root = args.parse_bool("enable_amp_obs_local_root", False) and self.reads_amp_obs_args
@@ -127,7 +139,7 @@ class ImitateAMPScene(ImitateScene):
     # ---- episode flow ------------------------------------------------------------------
 
     def reset_characters(self):
-        self._activate_motion(self.motion_set.sample(self.rng))
+        self._activate_motion(self.reset_set.sample(self.rng))
         super().reset_characters()
 
     def reset(self):

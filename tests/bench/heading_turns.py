@@ -9,7 +9,9 @@ Every episode starts with the target heading along world +x and the character's 
 random (env/scenes/heading_amp.py, DeepMimic's --enable_rand_rot_reset), so it opens with a turn of
 up to half a circle. Per test episode (mean actions, at most 20 s, app/evaluate.py's recorder): the
 opening turn (target heading minus the root's heading after the reset, degrees in (-180, 180]),
-the target speed, the length, whether it fell and its task reward per decision (the test reward);
+the target speed, the clip the reset drew and, if that clip does not loop, the time its reference
+had left before stopping at its last frame (a relative action, --ref_relative_actions, is an offset
+from that reference), the length, whether it fell and its task reward per decision (the test reward);
 the summary counts falls and episodes meeting the heading criterion (the full 20 s, task reward per
 decision >= 0.7: app/skill_training.episode_successes) for opening turns above and up to 90
 degrees. --train_args go to the world's command line (e.g. another --motion_file: the resets are
@@ -49,7 +51,7 @@ def opening_turn_deg(scene):
 
 class OpeningRecorder(EpisodeRecorder):
     """app.evaluate's recorder that also notes, before each episode's first update, its opening
-    turn and target speed."""
+    turn, target speed, clip and the clip's time left (None for a looping clip)."""
 
     def __init__(self, world, max_episode_time):
         super().__init__(world, 0, max_episode_time, success_body_pos_err=None)
@@ -57,7 +59,9 @@ class OpeningRecorder(EpisodeRecorder):
 
     def before_update(self, timestep):
         if self.elapsed == 0.0:
-            self.openings.append((opening_turn_deg(self.env), float(self.env.tar_speed)))
+            motion = self.env.motion
+            left = None if motion.loop == "wrap" else float(motion.duration - self.env.kin_char.time)
+            self.openings.append((opening_turn_deg(self.env), float(self.env.tar_speed), motion.path.name, left))
         super().before_update(timestep)
 
     def on_invalid_episode(self):
@@ -71,9 +75,9 @@ def run(argv, episodes):
     stats = run_episodes(world, episodes, recorder)
     meets = episode_successes(CRITERION, {"lengths_s": [s.length_s for s in stats],
                                           "rewards": [s.mean_reward for s in stats]})
-    return [{"opening_turn_deg": turn, "target_speed": speed, "length_s": s.length_s, "fell": s.fell,
-             "task_reward": s.mean_reward, "meets_criterion": ok}
-            for (turn, speed), s, ok in zip(recorder.openings, stats, meets)]
+    return [{"opening_turn_deg": turn, "target_speed": speed, "clip": clip, "clip_time_left_s": left,
+             "length_s": s.length_s, "fell": s.fell, "task_reward": s.mean_reward, "meets_criterion": ok}
+            for (turn, speed, clip, left), s, ok in zip(recorder.openings, stats, meets)]
 
 
 def summary(rows):
@@ -82,7 +86,13 @@ def summary(rows):
                 "meeting_criterion": sum(r["meets_criterion"] for r in sel)}
     wide = [r for r in rows if abs(r["opening_turn_deg"]) > WIDE_TURN_DEG]
     narrow = [r for r in rows if abs(r["opening_turn_deg"]) <= WIDE_TURN_DEG]
-    return {"all": part(rows), "opening_turn_above_90": part(wide), "opening_turn_up_to_90": part(narrow)}
+    result = {"all": part(rows), "opening_turn_above_90": part(wide), "opening_turn_up_to_90": part(narrow)}
+    stopping = [r for r in rows if r.get("clip_time_left_s") is not None]
+    if stopping:
+        result["looping_clip"] = part([r for r in rows if r.get("clip_time_left_s") is None])
+        result["non_looping_clip"] = {**part(stopping), "falls_after_the_clip_ended": sum(
+            r["fell"] and r["length_s"] > r["clip_time_left_s"] for r in stopping)}
+    return result
 
 
 def main(argv=None):
@@ -101,11 +111,16 @@ def main(argv=None):
                   *args.train_args]
     rows = run(world_argv, args.episodes)
     for i, r in enumerate(rows):
+        left = "" if r["clip_time_left_s"] is None else f" ({r['clip_time_left_s']:.2f} s left)"
         print(f"episode {i:2d}: opening turn {r['opening_turn_deg']:+7.1f} deg, target speed {r['target_speed']:.2f} m/s"
-              f" | {r['length_s']:5.2f} s{' fell' if r['fell'] else ''}, task reward {r['task_reward']:.3f}")
+              f" | {r['clip']}{left} | {r['length_s']:5.2f} s{' fell' if r['fell'] else ''},"
+              f" task reward {r['task_reward']:.3f}")
     result = summary(rows)
     for name, part in result.items():
-        print(f"{name}: {part['episodes']} episodes, {part['falls']} falling, {part['meeting_criterion']} meeting the criterion")
+        after = (f" ({part['falls_after_the_clip_ended']} after the clip ended)"
+                 if "falls_after_the_clip_ended" in part else "")
+        print(f"{name}: {part['episodes']} episodes, {part['falls']} falling{after}, "
+              f"{part['meeting_criterion']} meeting the criterion")
     if args.json:
         write_json(args.json, {"config": {k: v for k, v in vars(args).items() if k != "json"},
                                "summary": result, "episodes": rows})
