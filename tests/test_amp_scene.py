@@ -242,6 +242,32 @@ def test_reset_motion_file_draws_the_resets_only(tmp_path, monkeypatch):
         make_env(WALK_ARGS, "--reset_motion_file", walk_only)
 
 
+def test_new_cycles_follow_the_clip_playing(tmp_path, monkeypatch):
+    """In a dataset of a looping clip (the run) and one that does not loop (the kick), the reference
+    starts a new cycle at the run's period and never at the kick's end (DeepMimic's
+    CheckKinNewCycle asks the current clip)."""
+    mixed = tmp_path / "run_kick.txt"
+    mixed.write_text('{"Motions": [{"Weight": 1, "File": "data/motions/humanoid3d_run.txt"},'
+                     ' {"Weight": 1, "File": "data/motions/humanoid3d_kick.txt"}]}')
+    env = make_env(HEADING_ARGS, "--motion_file", mixed)
+    scene = env
+    syncs = []
+    monkeypatch.setattr(scene, "_sync_new_cycle", lambda: syncs.append(scene.motion.path.name))
+    played = set()
+    for _ in range(16):
+        env.reset()
+        played.add(scene.motion.path.name)
+        syncs.clear()
+        for _ in range(int(math.ceil(scene.motion.duration * 30)) + 30):     # past the clip's end
+            scene._pre_physics(1 / 30)
+        if scene.motion.loop == "none":
+            assert syncs == []
+        else:
+            assert syncs and set(syncs) == {"humanoid3d_run.txt"}
+    assert played == {"humanoid3d_run.txt", "humanoid3d_kick.txt"}
+    env.shutdown()
+
+
 def test_heading_goal_reward_and_target_changes():
     env = make_env(HEADING_ARGS, "--time_lim_min", 20, "--time_lim_max", 20, "--enable_char_contact_fall", "false",
                    seed=3)

@@ -299,11 +299,6 @@ def test_bad_values_name_the_key(key, value):
         make_env(key, value)
 
 
-def test_zombie_args_name_the_missing_clip():
-    with pytest.raises(FileNotFoundError, match="humanoid3d_long_zombie.txt"):
-        make_env(arg_file=str(ARGS_DIR / "train_amp_dribble_humanoid3d_zombie_args.txt"))
-
-
 def test_rl07_agent_file_differs_from_the_task_agent_only_in_the_lerp():
     import json
     root = ARGS_DIR.parent / "data" / "agents"

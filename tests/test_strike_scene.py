@@ -371,11 +371,6 @@ def test_no_strike_bodies_is_an_error(tmp_path):
         make_env(arg_file=str(arg_file))
 
 
-def test_deepmimic_args_name_the_missing_clip():
-    with pytest.raises(FileNotFoundError, match="sie_humanoid3d_punch_forward00.txt.*make data-extra"):
-        make_env(arg_file=str(ARGS_DIR / "train_amp_strike_humanoid3d_walk_punch_args.txt"))
-
-
 TRANSLATED = {"char_ctrl_files", "agent_files", "enable_char_soft_contact", "int_output_path"}
 
 
