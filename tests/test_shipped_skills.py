@@ -37,7 +37,8 @@ def test_each_shipped_skill_has_its_metadata_and_run_file(package):
         assert all(abs(v - ev["clip_speed"]) <= crit["speed_tol"] * ev["clip_speed"] for v in ev["root_speeds"])
     assert len(meta["commit"]) == 40 and len(meta["args_sha256"]) == 64
     assert {f"--motion_file data/motions/humanoid3d_{meta['clip']}.txt",      # a clip or a dataset of clips
-            f"--motion_file data/datasets/{meta['clip']}.txt"} & set(meta["args"])
+            f"--motion_file data/datasets/{meta['clip']}.txt",
+            f"--motion_file data/datasets/humanoid3d_{meta['clip']}.txt"} & set(meta["args"])
     run_file = (ROOT / "args" / run_args_name(meta["skill"])).read_text()
     assert f"--model_files data/policies/{package.name}/{MODEL_NAME}" in run_file
     assert "--train_agents false" in run_file
