@@ -14,8 +14,10 @@ had left before stopping at its last frame (a relative action, --ref_relative_ac
 from that reference), the length, whether it fell and its task reward per decision (the test reward);
 the summary counts falls and episodes meeting the heading criterion (the full 20 s, task reward per
 decision >= 0.7: app/skill_training.episode_successes) for opening turns above and up to 90
-degrees. --train_args go to the world's command line (e.g. another --motion_file: the resets are
-drawn from its clips). The JSON is written atomically.
+degrees and, when some resets drew a non-looping clip, for looping and non-looping clips (with the
+falls that came after the clip ended). --train_args go to the world's command line (e.g. another
+--motion_file or --reset_motion_file: the resets are drawn from its clips). The JSON is written
+atomically.
 """
 import argparse
 import sys
