@@ -89,7 +89,6 @@ class ImitateScene(RLSceneSimChar):
         self.reward_terms = dict.fromkeys(TERMS, 0.0)
         self.ground_raise = 0.0
         self._kin_cycle = 0
-        self._loops = self.motion.loop == "wrap"
         if args.parse_bool("ref_relative_actions", False):
             self.action_layout = RefRelativeActions(self.ctrl.action_layout)
         self.tar_obs_steps = tuple(args.parse_ints("tar_obs_steps", ()))
@@ -105,6 +104,12 @@ class ImitateScene(RLSceneSimChar):
         if "kin_posed" not in self._cache:
             self.kin_char.set_time(self.kin_char.time)
             self._cache["kin_posed"] = True
+
+    @property
+    def _loops(self):
+        """Whether the clip playing repeats (DeepMimic's EnableMotionLoop asks the controller's
+        current clip, which the AMP scenes change at each reset)."""
+        return self.motion.loop == "wrap"
 
     def _cycle_count(self, time):
         return math.floor(time / self.motion.duration)

@@ -132,12 +132,9 @@ class ImitateAMPScene(ImitateScene):
 
 
     def _activate_motion(self, motion):
-        """Plays `motion`; whether the reference starts new cycles follows it (DeepMimic's
-        EnableMotionLoop reads the clips controller's current clip)."""
         self.motion = motion
         self.kin_char.motion = motion
         self.ctrl.cycle_period = motion.duration
-        self._loops = motion.loop == "wrap"
 
     # ---- episode flow ------------------------------------------------------------------
 
