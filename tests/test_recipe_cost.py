@@ -1,5 +1,7 @@
 """tests/bench/recipe_cost.py without training: its ratios from hand-made measurements, and the
 recipes' files."""
+import json
+
 import pytest
 
 from tests.bench import recipe_cost
@@ -49,3 +51,11 @@ def test_an_unknown_recipe_is_one_line(capsys):
     with pytest.raises(SystemExit):
         recipe_cost.main(["--recipes", "deepmimic,fast1024"])
     assert "unknown recipe 'fast1024'" in capsys.readouterr().err
+
+
+def test_the_three_epoch_recipe_differs_from_the_half_width_one_in_its_epochs_only():
+    def agent(name):
+        return json.loads(resolve_data_path(recipe_cost.RECIPES[name][1][1]).read_text())
+    half_width, three_epochs = agent("fast512"), agent("fast512e3")
+    assert {k: v for k, v in three_epochs.items() if half_width[k] != v} == {"Epochs": 3}
+    assert set(three_epochs) == set(half_width) and half_width["Epochs"] == 5

@@ -2,12 +2,13 @@
 interleaved in one run, at the same ranks.
 
     .venv/bin/python -m tests.bench.recipe_cost [--ranks 1|2] [--rounds 3] [--iters 2]
-        [--recipes deepmimic,fast,fast512] [--json FILE]
+        [--recipes deepmimic,fast,fast512,fast512e3] [--json FILE]
 
 Recipes (args file, and the agent file replacing its own where named):
   deepmimic  args/train_humanoid3d_walk_args.txt (DeepMimic's: 1 epoch, momentum SGD, 1024-512)
   fast       args/train_humanoid3d_walk_fast_args.txt (5 epochs, Adam, 1024-512, 410-dim state)
   fast512    the same with data/agents/ct_agent_humanoid_ppo_fast512.txt (both trunks 512-256)
+  fast512e3  the same with data/agents/ct_agent_humanoid_ppo_fast512_epochs3.txt (512-256, 3 epochs)
 Each measurement is tests/bench/throughput.py's training section (c): a fresh run (seed 7) trained
 to its first update and its test phase, then --iters whole iterations timed (sampling and update,
 the agent file's own BatchSize), with the physics floor probe B between chunks of work; at --ranks 2
@@ -34,6 +35,8 @@ RECIPES = {
     "fast": ("args/train_humanoid3d_walk_fast_args.txt", ()),
     "fast512": ("args/train_humanoid3d_walk_fast_args.txt",
                 ("--agent_files", "data/agents/ct_agent_humanoid_ppo_fast512.txt")),
+    "fast512e3": ("args/train_humanoid3d_walk_fast_args.txt",
+                  ("--agent_files", "data/agents/ct_agent_humanoid_ppo_fast512_epochs3.txt")),
 }
 TARGET = 0.8
 
@@ -59,7 +62,7 @@ def summarise(runs, base):
 
 def main(argv=None):
     args, names = interleaved.parse_arguments("training samples/s of the walk's recipes (issue 35)", RECIPES,
-                                              "deepmimic,fast,fast512", argv,
+                                              "deepmimic,fast,fast512,fast512e3", argv,
                                               recipes_help="comma-separated, the first is the base of the ratios")
 
     rounds = interleaved.Rounds()
