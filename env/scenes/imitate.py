@@ -78,8 +78,7 @@ class ImitateScene(RLSceneSimChar):
         self.init_pos = np.array([init_xs[0] if init_xs else 0.0, 0.0, 0.0])
 
         self.motion_file = args.parse_string("motion_file", required=True)
-        self.motion = Motion.load(self.motion_file, self.char_desc)
-        self.kin_char = KinCharacter(self.char_desc, self.motion)
+        self.kin_char = KinCharacter(self.char_desc, Motion.load(self.motion_file, self.char_desc))
         # forward kinematics of the reference in C: the same humanoid in a world of its own, posed
         # by set_state and never stepped (about 4x faster than numpy FK at every decision)
         self.ref_world = World()
@@ -104,6 +103,11 @@ class ImitateScene(RLSceneSimChar):
         if "kin_posed" not in self._cache:
             self.kin_char.set_time(self.kin_char.time)
             self._cache["kin_posed"] = True
+
+    @property
+    def motion(self):
+        """The clip the reference plays (the AMP scenes change it at each reset)."""
+        return self.kin_char.motion
 
     @property
     def _loops(self):

@@ -130,9 +130,7 @@ class ImitateAMPScene(ImitateScene):
             if math.isfinite(max_time):
                 self.time_warper = TimeWarper(int(math.ceil(self.ctrl.params.query_rate * max_time)) + 2)
 
-
     def _activate_motion(self, motion):
-        self.motion = motion
         self.kin_char.motion = motion
         self.ctrl.cycle_period = motion.duration
 
