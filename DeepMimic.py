@@ -1,11 +1,11 @@
 """DeepMimic's viewer: args -> world -> a window at 60 frames/s, or headless frames.
 
     python DeepMimic.py --arg_file args/kin_char_args.txt
-    python DeepMimic.py --arg_file args/run_humanoid3d_walk_args.txt --headless --record walk.mp4
+    python DeepMimic.py --arg_file args/run_humanoid3d_walk_wheel_args.txt --headless --record walk.mp4
     python DeepMimic.py --arg_file ... --headless --screenshot shot.png [--record_seconds 2]
     python DeepMimic.py --arg_file ... --headless --episodes 5 [--stats stats.json]
     python DeepMimic.py --arg_file ... --headless --episodes 5 --record_demos demos.npz [--demo_actions sample]
-    python DeepMimic.py --arg_file args/run_humanoid3d_walk_args.txt --policy_file walk.onnx
+    python DeepMimic.py --arg_file args/run_humanoid3d_walk_wheel_args.txt --policy_file walk.onnx
 
 Viewer options (besides the world's): --headless; --record PATH (a video for .mp4/.mkv/.mov/
 .avi/.webm, else a folder of PNG frames); --record_seconds S (simulated seconds, default 5 with

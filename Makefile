@@ -23,11 +23,13 @@ setup: $(STAMP)
 train: $(STAMP)
 	$(PY) mpi_run.py --num_workers $(WORKERS) --arg_file $(ARG_FILE) $(ARGS)
 
-# Train one skill (walk, run, jump, backflip, spinkick, cartwheel) with the project's recipe until
-# its criterion, then ship it (data/policies/humanoid3d_CLIP_trained/); rerun to go on after a stop.
+# Train one clip of the library (CLIP=walk, backflip, crawl, ..., dog3d_canter: app/skill_recipes.py) or
+# a user's humanoid3d clip (MOTION=file.txt or .bvh) with the project's recipe until it ships
+# (data/policies/<character>_<clip>_trained/, played by args/run_<character>_<clip>_args.txt);
+# rerun to go on after a stop.
 CLIP ?= walk
 skill: $(STAMP)
-	$(PY) scripts/train_skill.py --clip $(CLIP) --num_workers $(WORKERS) $(ARGS)
+	$(PY) scripts/train_skill.py $(if $(MOTION),--motion $(MOTION),--clip $(CLIP)) --num_workers $(WORKERS) $(ARGS)
 
 # DeepMimic's clips not shipped here (motions/sie CC BY-NC, motions/amass AMASS licence, motions/long
 # 20 MB), from github.com/xbpeng/DeepMimic at a pinned commit, checked by hash.

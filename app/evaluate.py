@@ -1,7 +1,8 @@
 """Headless evaluation: N test-mode episodes (mean actions, no training) of one agent.
 
-Per episode: its length in seconds, whether it ended in a fall (Terminate.Fail, which in the
-imitate scene is a fall or the end of a non-looping clip), the mean reward per decision, the
+Per episode: its length in seconds, whether it ended in a fall (Terminate.Fail, but not the end of
+a non-looping clip, which the imitate scene ends with Fail as DeepMimic does: that episode has
+`clip_ended` instead, Env.motion_over), the mean reward per decision, the
 mean of each reward term the env reports (Env.get_reward_terms: the terms of its last
 calc_reward; none for envs whose reward has no named terms) and, for envs that track a reference,
 the mean imitation metrics per decision (Env.calc_tracking_error, env/tracking_error.py) and
@@ -35,6 +36,7 @@ class EpisodeStats:
     success: bool = None                              # None: no reference
     style: dict = field(default_factory=dict)         # mean style metrics (empty: no style judged)
     episode_return: float = 0.0                       # the sum of the rewards
+    clip_ended: bool = False                          # ended at a non-looping clip's end, not a fall
 
 
 class EpisodeRecorder(WorldHooks):
@@ -70,14 +72,15 @@ class EpisodeRecorder(WorldHooks):
         path, terms = self.agent.path, self.terms
         rewards = path.rewards
         names = terms[0].keys() if terms else ()
-        fell = path.terminate == Terminate.Fail
+        clip_ended = path.terminate == Terminate.Fail and self.env.motion_over()
+        fell = path.terminate == Terminate.Fail and not clip_ended
         means, style = self.metrics.means()
         self.stats.append(EpisodeStats(
             length_s=self.elapsed, fell=fell,
             mean_reward=float(np.mean(rewards)) if rewards else 0.0, num_decisions=len(rewards),
             reward_terms={k: float(np.mean([t[k] for t in terms])) for k in names}, tracking=means,
             success=is_success(fell, means["body_pos_err"], self.success_body_pos_err) if means else None,
-            style=style, episode_return=float(np.sum(rewards))))
+            style=style, episode_return=float(np.sum(rewards)), clip_ended=clip_ended))
         self._next_episode()
 
     def on_invalid_episode(self):
@@ -136,7 +139,8 @@ def summarize_style(styles):
 
 def format_episode(index, s):
     terms = " ".join(f"{k} {v:.3f}" for k, v in s.reward_terms.items())
-    line = (f"episode {index}: {s.length_s:.2f} s, {'fell' if s.fell else 'no fall'}, "
+    ending = "fell" if s.fell else "clip ended" if s.clip_ended else "no fall"
+    line = (f"episode {index}: {s.length_s:.2f} s, {ending}, "
             f"mean reward {s.mean_reward:.4f}" + (f" ({terms})" if terms else "") + f", return {s.episode_return:.4f}")
     if s.tracking:
         t = s.tracking

@@ -99,17 +99,38 @@ def run_args_name(skill):
     return f"run_{package_name(skill)}_args.txt"
 
 
+def shipped_run_args(metadata):
+    """The run_ file that plays a shipped package, from its metadata: the one it records, else
+    DeepMimic's own run_ file for a clip of the library, else run_humanoid3d_<skill>_trained_args.txt."""
+    from app.skill_recipes import RECIPES
+
+    skill = metadata["skill"]
+    if metadata.get("run_args_file"):
+        return metadata["run_args_file"]
+    return RECIPES[skill].run_args_file if skill in RECIPES else f"args/{run_args_name(skill)}"
+
+
 def motion_clip(run_args):
     """The clip name of the run's motion file (humanoid3d_<clip>.txt), else the file's stem."""
     stem = Path(dict(run_args).get("motion_file", [""])[0]).stem
     return stem.removeprefix("humanoid3d_")
 
 
-def check_free(skill, dest, args_dir):
+def plays_a_package(run_args_file):
+    """A run_ file plays a shipped policy (its --model_files under data/policies), rather than
+    what its train_ file writes into output/ (DeepMimic's own run_ files before a skill ships)."""
+    text = Path(run_args_file).read_text()
+    return any(line.split()[:1] == ["--model_files"] and "/policies/" in line for line in text.splitlines())
+
+
+def check_free(skill, dest, args_dir, package=None, run_args=None):
     """ValueError naming the first of the skill's package or run_ file that already exists (so a
-    long run never ends by refusing to write its result)."""
-    for path in (Path(dest) / package_name(skill), Path(args_dir) / run_args_name(skill)):
-        if path.exists():
+    long run never ends by refusing to write its result); a run_ file that plays no package yet
+    (DeepMimic's own, which plays output/) is free to be replaced."""
+    folder = Path(dest) / (package or package_name(skill))
+    played = Path(args_dir) / (run_args or run_args_name(skill))
+    for path in (folder, played):
+        if path.exists() and (path == folder or plays_a_package(path)):
             raise ValueError(f"{path} exists: remove it or ship elsewhere (--ship_dir, --ship_args_dir)")
 
 
@@ -153,17 +174,21 @@ def criterion_config(curve_config):
     return {"kind": kind, **{k: curve_config.get(k) for k in ("episodes", "episode_time", *bounds, "eval_seed")}}
 
 
-def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None):
+def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None, package=None,
+                  run_args=None):
     """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
-    as `skill` (module docstring); returns the package dir. point: the curve point that met the
-    criterion (its evaluation, samples, hours, provenance)."""
+    as `skill` (module docstring); returns the package dir. point: the curve point shipped (its
+    evaluation, samples, hours, provenance). package, run_args: the folder's and the run_ file's
+    names (a clip of the library: <character>_<clip>_trained and DeepMimic's run_ file name)."""
     run_dir, dest, args_dir = Path(run_dir), Path(dest), Path(args_dir)
     root = Path(root or project_root())
-    check_free(skill, dest, args_dir)
-    run_args = read_run_args(run_dir)
-    agents = dict(run_args).get("agent_files", [])
-    final = dest / package_name(skill)
-    staging = dest / f".{package_name(skill)}.staging"
+    check_free(skill, dest, args_dir, package, run_args)
+    package = package or package_name(skill)
+    run_args_file = args_dir / (run_args or run_args_name(skill))
+    played_args = read_run_args(run_dir)
+    agents = dict(played_args).get("agent_files", [])
+    final = dest / package
+    staging = dest / f".{package}.staging"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     checkpoint = Path(checkpoint)
@@ -173,30 +198,37 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
             shutil.copy2(src, staging / f"{MODEL_NAME}{suffix}")
     if not (staging / f"{MODEL_NAME}.index").is_file():
         raise ValueError(f"{checkpoint}: no checkpoint to ship")
-    texts = agent_texts(run_dir, run_args)
+    texts = agent_texts(run_dir, played_args)
     for name, text in texts.items():
         write_text(staging / name, text)
     metadata = {
-        "skill": skill, "clip": motion_clip(run_args), "checkpoint": MODEL_NAME,
+        "skill": skill, "clip": motion_clip(played_args), "checkpoint": MODEL_NAME,
         **{k: point.get(k) for k in ("commit", "commit_dirty", "args_sha256")},
         "seed": curve_config.get("seed"), "workers": point.get("workers"), "cores": point.get("cores"),
         "samples": point["samples"], "iteration": point["iteration"], "training_hours": point["wall_hours"],
         "evaluation": point["evaluation"],
         "criterion": criterion_config(curve_config),
         "recipe_arg_file": curve_config.get("arg_file"),
-        "args": [" ".join(["--" + k, *v]) for k, v in run_args],
+        "run_args_file": str(run_args_file.relative_to(root) if run_args_file.is_relative_to(root) else run_args_file),
+        "args": [" ".join(["--" + k, *v]) for k, v in played_args],
         "agent_files": {name: json.loads(text) for name, text in texts.items()},
     }
     if curve_config.get("agent_schedule"):
         metadata["agent_schedule"] = curve_config["agent_schedule"]
-    demos = demonstrations(run_args)
+    # the recipe's rules (app/skill_recipes.py): where each triggered, the first point that met
+    # the criterion, why this point ships, and its robustness evaluation
+    for key in ("rules", "reached", "ship"):
+        if curve_config.get(key):
+            metadata[key] = curve_config[key]
+    if point.get("robustness"):
+        metadata["robustness"] = point["robustness"]
+    demos = demonstrations(played_args)
     if demos:
         metadata["demonstrations"] = demos
     write_json(staging / METADATA_NAME, metadata)
     staging.rename(final)
     rel = final.relative_to(root) if final.is_relative_to(root) else final
     played = [(k, [a if a == "none" else str(rel / Path(a).name) for a in agents] if k == "agent_files" else v)
-              for k, v in run_args]
-    write_text(args_dir / run_args_name(skill),
-               run_args_text(skill, played, rel / MODEL_NAME, rel / METADATA_NAME))
+              for k, v in played_args]
+    write_text(run_args_file, run_args_text(skill, played, rel / MODEL_NAME, rel / METADATA_NAME))
     return final

@@ -8,11 +8,12 @@
         [--label fast] [--eval_intermediate] [--ship]
     .venv/bin/python -m tests.bench.time_to_skill --compare CURVE.json ... [--plot PNG] [--at 500000 ...]
 
---clip CLIP trains one of SKILL_CLIPS with the project's recipe (args/train_humanoid3d_<clip>_fast_args.txt,
-which differ only where DeepMimic's own per-clip files differ) into output/skills/<clip> (or
---output), goes on with a run already there, and ships the policy when the criterion is met
-(app/skill_package.py: data/policies/humanoid3d_<clip>_trained/ with its metadata, and
-args/run_humanoid3d_<clip>_trained_args.txt).
+--clip CLIP trains a clip of the library (app/skill_recipes.py: a row per clip, DeepMimic's per-clip args
+file with the project's recipe on top) and --motion FILE a user's humanoid3d clip with the walk's row,
+into output/skills/<name> (or --output); it goes on with a run already there, applies the recipe's
+rules (the discount switch of stalled runs, the ship decision) and ships the policy
+(app/skill_package.py: data/policies/<character>_<name>_trained/ with its metadata, and DeepMimic's
+own run_ file, args/run_<character>_<name>_args.txt, to play it).
 
 The run folder (--output) holds the training's output (checkpoint, resume state, log, intermediate
 checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --max_samples:
@@ -26,7 +27,8 @@ checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --
 3. The point (samples, iteration, training wall hours from the log, workers, cores, the evaluation,
    whether the criterion holds, the commit and the experiment's args hash: app/skill_package.py)
    is appended to the curve, written atomically, with the --json copy and the --plot PNG.
-Criterion, per episode: an episode succeeds when it runs --episode_time s without a fall and
+Criterion, per episode: an episode succeeds when it runs --episode_time s (or, for a non-looping
+clip, to the clip's end) without a fall and
 - (--criterion tracking, the default: the clip followed in time) its own mean body position error
   is at most --max_body_pos_err (0.08 m);
 - (--criterion style: AMP, which does not follow the clip in time) its own style error (the body
@@ -38,6 +40,13 @@ Criterion, per episode: an episode succeeds when it runs --episode_time s withou
   test reward of a task scene) is at least --min_task_reward (0.7); its style error is reported;
 the skill is learned when every one of the --episodes fixed-seed episodes succeeds. The reward per
 decision is reported, not gated on (clips' reward scales differ).
+
+The recipe's rules (--clip and --motion runs; app/skill_recipes.py says why): after each
+evaluation the discount switch may start the next leg at discount 0.99 or back at 0.95 (an entry
+of the run's agent_schedule and of the curve's `rules`, with its reason); every point that meets
+the criterion is also evaluated on ROBUST_EPISODES episodes of another seed (its `robustness`),
+and the run ends when ship_point picks the point to ship (the curve's `ship`, with its reason),
+not at the criterion's first point (the curve's `reached`).
 
 Stopping and going on: Ctrl-C, SIGTERM, a closed terminal or SIGKILL may stop it at any moment;
 rerun with --resume on the same folder (--clip goes on by itself). The training saves its checkpoint
@@ -70,6 +79,8 @@ from pathlib import Path
 
 from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, run_worker
 from app.skill_package import MODEL_NAME, check_free, provenance, run_args_name, write_package
+from app.skill_recipes import (FAR_AGENT_FILE, RECIPES, ROBUST_EPISODES, ROBUST_SEED, RecipeError, discount_switch,
+                               motion_recipe, recipe_for, ship_point)
 from env.style_error import clip_root_speed
 from util.atomic_write import atomic_path, write_json
 from util.cli import configure_process_env
@@ -77,7 +88,6 @@ from util.log_plot import read_log
 from util.paths import project_root, resolve_data_path
 
 ROOT = project_root()
-SKILL_CLIPS = ("walk", "run", "jump", "backflip", "spinkick", "cartwheel")
 CRITERIA = ("tracking", "style", "task")
 # what the evaluations mean: fixed when a run begins, kept on resume (a curve without a key began
 # with its default)
@@ -89,11 +99,6 @@ LOG_NAME = "agent0_log.txt"
 INT_MODELS = Path("intermediate") / "agent0_models"
 PR_SET_PDEATHSIG = 1
 BUDGET_TOLERANCE = 0.1      # --compare --at: a point within 10% of a budget stands for it
-
-
-def clip_arg_file(clip):
-    """The recipe's args file of a clip (DeepMimic's per-clip file with the recipe's options)."""
-    return f"args/train_humanoid3d_{clip}_fast_args.txt"
 
 
 class Interrupted(Exception):
@@ -203,7 +208,7 @@ def eval_worker(spec):
         clip_speed = clip_root_speed(world.env.style_motions()) if styled else None
     finally:
         world.shutdown()
-    result = {**summarize(stats), "lengths_s": [s.length_s for s in stats],
+    result = {**summarize(stats), "lengths_s": [s.length_s for s in stats], "clip_ended": [s.clip_ended for s in stats],
               "rewards": [s.mean_reward for s in stats],
               "body_pos_errs": [s.tracking.get("body_pos_err") for s in stats],
               "eval_wall_s": time.perf_counter() - start}
@@ -213,11 +218,12 @@ def eval_worker(spec):
     return result
 
 
-def evaluate_checkpoint(cfg, model):
-    spec = {"arg_file": cfg["arg_file"], "seed": cfg["eval_seed"], "model": str(model),
+def evaluate_checkpoint(cfg, model, seed=None, episodes=None):
+    """The evaluation of `model` (the run's own seed and episodes unless given)."""
+    spec = {"arg_file": cfg["arg_file"], "seed": cfg["eval_seed"] if seed is None else seed, "model": str(model),
             "scratch": str(Path(cfg["output"]) / "eval_scratch"), "agent_args": [],
-            "extra_args": cfg["train_args"], "episodes": cfg["episodes"], "episode_time": cfg["episode_time"],
-            "max_body_pos_err": cfg["max_body_pos_err"]}
+            "extra_args": cfg["train_args"], "episodes": episodes or cfg["episodes"],
+            "episode_time": cfg["episode_time"], "max_body_pos_err": cfg["max_body_pos_err"]}
     return run_worker("app.skill_training", spec, timeout=None, preexec_fn=_die_with_parent)
 
 
@@ -225,9 +231,10 @@ FULL_LENGTH_SLACK = 0.05     # s: an episode cut at episode_time ends within one
 
 
 def episode_successes(cfg, ev):
-    """Per episode of an evaluation: ran the full episode_time (so without a fall: a fall ends
-    it) and met the criterion's bound (module docstring)."""
+    """Per episode of an evaluation: ran the full episode_time or to a non-looping clip's end (so
+    without a fall: a fall ends it) and met the criterion's bound (module docstring)."""
     lengths = ev["lengths_s"]
+    ended = ev.get("clip_ended") or [False] * len(lengths)
     missing = [None] * len(lengths)
     kind = cfg.get("criterion", "tracking")
     if kind == "task":
@@ -239,7 +246,8 @@ def episode_successes(cfg, ev):
                   for err, speed in zip(ev.get("style_errs") or missing, ev.get("root_speeds") or missing)]
     else:
         within = [err is not None and err <= cfg["max_body_pos_err"] for err in ev.get("body_pos_errs") or missing]
-    return [length >= cfg["episode_time"] - FULL_LENGTH_SLACK and ok for length, ok in zip(lengths, within)]
+    return [(length >= cfg["episode_time"] - FULL_LENGTH_SLACK or clip_end) and ok
+            for length, clip_end, ok in zip(lengths, ended, within)]
 
 
 def criterion_met(cfg, ev):
@@ -289,6 +297,12 @@ def add_point(cfg, curve, iteration, model):
              "cores": os.cpu_count(), "evaluation": ev, "successes": sum(episode_successes(cfg, ev)),
              "criterion_met": criterion_met(cfg, ev),
              "checkpoint": str(model), **provenance(out, ROOT)}
+    if point["criterion_met"] and cfg.get("recipe_rules"):
+        print(f"robustness: {ROBUST_EPISODES} episodes of seed {ROBUST_SEED}...", flush=True)
+        robust = evaluate_checkpoint(cfg, model, seed=ROBUST_SEED, episodes=ROBUST_EPISODES)
+        point["robustness"] = {"seed": ROBUST_SEED, "episodes": robust["episodes"], "falls": robust["falls"],
+                               "successes": sum(episode_successes(cfg, robust)),
+                               "body_pos_err": robust.get("body_pos_err"), "mean_reward": robust["mean_reward"]}
     curve["points"].append(point)
     curve["points"].sort(key=lambda p: p["iteration"])
     if point["criterion_met"] and curve.get("reached") is None:
@@ -305,7 +319,9 @@ def format_point(p):
     return (f"{p['samples']:>11,} samples {p['wall_hours']:6.2f} h | falls {ev['falls']}/{ev['episodes']} | "
             f"length {ev['mean_length_s']:5.2f} s | reward/decision {ev['mean_reward']:.3f} | body pos "
             + (f"{100 * err:.1f} cm" if err is not None else "-") + style
-            + f" | successes {p.get('successes', '-')}" + (" | CRITERION MET" if p["criterion_met"] else ""))
+            + f" | successes {p.get('successes', '-')}" + (" | CRITERION MET" if p["criterion_met"] else "")
+            + (f" | robustness {p['robustness']['successes']}/{p['robustness']['episodes']}" if p.get("robustness")
+               else ""))
 
 
 def save_curve(cfg, curve):
@@ -395,6 +411,10 @@ def load_or_start(args):
            "json": args.json, "plot": args.plot, "eval_intermediate": args.eval_intermediate, "clip": args.clip,
            "skill": args.ship_name or args.clip, "echo": bool(args.clip),
            "agent_schedule": args.agent_schedule or []}
+    recipe = args.recipe
+    if recipe:
+        cfg.update(skill=args.ship_name or recipe.name, recipe_rules=True, package=recipe.package,
+                   run_args_name=Path(recipe.run_args_file).name, motion=recipe.motion_file)
     if curve_path.is_file():
         if not args.resume:
             raise SystemExit(f"time_to_skill: {curve_path} exists: pass --resume to go on with that run")
@@ -426,12 +446,46 @@ def load_or_start(args):
 
 
 def ship(cfg, curve, dest, args_dir):
-    """Writes the skill's package from the checkpoint of the point that met the criterion."""
-    point = next(p for p in curve["points"] if p["iteration"] == curve["reached"]["iteration"])
+    """Writes the skill's package from the checkpoint of the point picked to ship (the recipe's
+    ship decision), else of the point that first met the criterion."""
+    picked = curve.get("ship") or curve["reached"]
+    point = next(p for p in curve["points"] if p["iteration"] == picked["iteration"])
     checkpoint = point.get("checkpoint") or str(Path(cfg["output"]) / MODEL_NAME)
-    path = write_package(cfg["skill"], cfg["output"], point, checkpoint, cfg, dest, args_dir, ROOT)
-    print(f"shipped: {path} (watch it: DeepMimic.py --arg_file {Path(args_dir) / run_args_name(cfg['skill'])})",
-          flush=True)
+    shipped_cfg = {**cfg, **{k: curve[k] for k in ("rules", "reached", "ship") if curve.get(k)}}
+    path = write_package(cfg["skill"], cfg["output"], point, checkpoint, shipped_cfg, dest, args_dir, ROOT,
+                         package=cfg.get("package"), run_args=cfg.get("run_args_name"))
+    played = Path(args_dir) / (cfg.get("run_args_name") or run_args_name(cfg["skill"]))
+    print(f"shipped: {path} (watch it: DeepMimic.py --arg_file {played})", flush=True)
+
+
+def apply_rules(cfg, curve):
+    """The recipe's discount switch after the curve's last point (app/skill_recipes.py): a new leg
+    in the run's agent_schedule from that point's samples, and its reason in the curve's `rules`.
+    Idempotent: the points it reads are those after the last leg's start."""
+    schedule = cfg["agent_schedule"]
+    since = schedule[-1][0] if schedule else -1
+    points = [p for p in curve["points"] if p["samples"] > since]
+    switch = discount_switch(points, far=bool(schedule) and schedule[-1][1] == FAR_AGENT_FILE)
+    if switch:
+        agent_file, reason = switch
+        schedule.append([points[-1]["samples"], agent_file])
+        curve.setdefault("rules", []).append({"samples": points[-1]["samples"], "iteration": points[-1]["iteration"],
+                                              "agent_file": agent_file, "reason": reason})
+        print(f"rule: {reason}", flush=True)
+        save_curve(cfg, curve)
+
+
+def decide_ship(cfg, curve, final=False):
+    """With the recipe's rules: the point to ship once ship_point picks one (final: the budget is
+    spent, so the best point that met the criterion), kept as the curve's `ship`."""
+    if curve.get("ship") or not curve.get("reached"):
+        return
+    decided = ship_point(curve["points"], curve["reached"]["samples"], cfg["max_body_pos_err"], final)
+    if decided:
+        point, reason = decided
+        curve["ship"] = {**{k: point[k] for k in ("iteration", "samples", "wall_hours")}, "reason": reason}
+        print(f"to ship: {point['samples']:,} samples ({reason})", flush=True)
+        save_curve(cfg, curve)
 
 
 def run(cfg, curve, train_fn=train_chunk):
@@ -441,14 +495,21 @@ def run(cfg, curve, train_fn=train_chunk):
     while True:
         for iteration, model in pending_checkpoints(cfg, curve):
             add_point(cfg, curve, iteration, model)
-        if curve.get("reached"):
+        rules = cfg.get("recipe_rules")
+        if rules:
+            apply_rules(cfg, curve)
+            decide_ship(cfg, curve)
+        if curve.get("reached") and (curve.get("ship") or not rules):
             r = curve["reached"]
             print(f"criterion met at {r['samples']:,} samples, {r['wall_hours']:.2f} h of training", flush=True)
             return curve
         state = read_resume(out)
         samples = int(state["total_sample_count"]) if state else 0
         if samples >= cfg["max_samples"]:
-            print(f"budget of {int(cfg['max_samples']):,} samples reached without the criterion", flush=True)
+            if rules:
+                decide_ship(cfg, curve, final=True)
+            print(f"budget of {int(cfg['max_samples']):,} samples reached"
+                  + ("" if curve.get("reached") else " without the criterion"), flush=True)
             return curve
         every = cfg["eval_every"]
         target = min((samples // every + 1) * every, next_switch(cfg, samples), cfg["max_samples"])
@@ -461,8 +522,12 @@ def run(cfg, curve, train_fn=train_chunk):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--clip", choices=SKILL_CLIPS,
-                   help="a skill with the project's recipe: its args file, output/skills/CLIP, resume and ship")
+    p.add_argument("--clip", metavar="CLIP",
+                   help="a clip of the library (app/skill_recipes.py: " + ", ".join(RECIPES) + ") with the "
+                        "project's recipe and rules: its args file, output/skills/CLIP, resume and ship")
+    p.add_argument("--motion", metavar="FILE",
+                   help="a user's humanoid3d clip (DeepMimic's motion format, or .bvh: converted first) with the "
+                        "walk's recipe, named by the file's stem")
     p.add_argument("--arg_file", help="the training's args file (with --clip: the clip's recipe file)")
     p.add_argument("--output", help="run folder (training output and the curve); with --clip: output/skills/CLIP")
     p.add_argument("--resume", action="store_true", help="go on with the run in --output (with --clip: always)")
@@ -502,8 +567,19 @@ def parse_args(argv):
     p.add_argument("--train_args", nargs=argparse.REMAINDER, default=[],
                    help="arguments passed on to training and evaluation (last on the line)")
     args = p.parse_args(argv)
-    if args.clip:
-        args.arg_file = args.arg_file or clip_arg_file(args.clip)
+    args.recipe = None
+    if args.clip and args.motion:
+        p.error("--clip and --motion: give one of them")
+    if args.clip or args.motion:
+        try:
+            args.recipe = recipe_for(args.clip) if args.clip else motion_recipe(args.motion)
+        except RecipeError as e:
+            raise SystemExit(f"train_skill: {e}") from None
+        args.clip = args.recipe.name
+        args.arg_file = args.arg_file or args.recipe.arg_file
+        args.train_args = args.train_args + args.recipe.train_args     # the first occurrence of a key wins
+        if args.max_body_pos_err is None:
+            args.max_body_pos_err = args.recipe.max_body_pos_err
         args.output = args.output or str(ROOT / "output" / "skills" / args.clip)
         # go on with a run there, also one stopped before its first evaluation (no curve yet)
         args.resume = args.resume or any((Path(args.output) / name).is_file()
@@ -547,7 +623,7 @@ def main(argv=None):
     ship_dir, ship_args_dir = (ROOT / args.ship_dir, ROOT / args.ship_args_dir)
     try:
         if args.ship and not curve.get("shipped"):
-            check_free(cfg["skill"], ship_dir, ship_args_dir)
+            check_free(cfg["skill"], ship_dir, ship_args_dir, cfg.get("package"), cfg.get("run_args_name"))
         run(cfg, curve)
         if args.ship and curve.get("reached") and not curve.get("shipped"):
             ship(cfg, curve, ship_dir, ship_args_dir)

@@ -112,6 +112,12 @@ class Env(ABC):
     def check_terminate(self, agent_id: int) -> Terminate:
         raise _no_agents(self)
 
+    def motion_over(self) -> bool:
+        """The reference clip (a non-looping one) has played to its end: the imitate scene ends the
+        episode there with Terminate.Fail as DeepMimic does, and the evaluation tells it from a
+        fall by this. False for scenes without a reference clip."""
+        return False
+
     def log_val(self, agent_id: int, val: float) -> None:
         """The agent reports its critic's value of the current state (the viewer plots it)."""
 

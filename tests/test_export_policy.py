@@ -31,7 +31,7 @@ limit_tf_threads()
 register_small_net()
 
 ROOT = project_root()
-WALK_ARGS = ROOT / "args/run_humanoid3d_walk_args.txt"
+WALK_ARGS = ROOT / "args/run_humanoid3d_walk_wheel_args.txt"
 TRAIN_WALK_ARGS = ROOT / "args/train_humanoid3d_walk_args.txt"
 HEADING_ARGS = ROOT / "args/train_amp_heading_humanoid3d_locomotion_args.txt"
 FORMATS = ("onnx", "npz")

@@ -20,9 +20,9 @@ from learning.demos import check_against, dataset_layout, load_demos, load_demos
 from util.arg_parser import load_args
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN_2018 = str(ROOT / "args/run_humanoid3d_walk_args.txt")
+RUN_2018 = str(ROOT / "args/run_humanoid3d_walk_wheel_args.txt")
 TRAIN_GAIL = str(ROOT / "args/train_gail_humanoid3d_walk_args.txt")
-RUN_TRAINED = str(ROOT / "args/run_humanoid3d_walk_trained_args.txt")
+RUN_TRAINED = str(ROOT / "args/run_humanoid3d_walk_args.txt")
 SHIPPED = ROOT / "data/demos/humanoid3d_walk_demos.npz"
 
 
@@ -138,6 +138,8 @@ def test_a_dataset_of_another_clip_is_refused_by_name():
     check_against(data, expected, "x.npz")
 
 
+# run_args: the command as recorded, under the run_ files' names then (the wheel's walk is now
+# run_humanoid3d_walk_wheel_args.txt, the project's walk run_humanoid3d_walk_args.txt)
 @pytest.mark.parametrize("name, run_args, steps, reward", [
     ("humanoid3d_walk_demos", "run_humanoid3d_walk_args.txt", 1500, 0.8),
     ("humanoid3d_walk_trained_demos", "run_humanoid3d_walk_trained_args.txt", 3000, 0.9)])

@@ -56,7 +56,7 @@ def test_wheel_walk_args_run_random_actions():
 
 
 def test_pretrained_policy_layout_at_240_hz():
-    env = DeepMimicEnv(load_args(["--arg_file", "args/run_humanoid3d_walk_args.txt"]), seed=1)
+    env = DeepMimicEnv(load_args(["--arg_file", "args/run_humanoid3d_walk_wheel_args.txt"]), seed=1)
     assert env.get_state_size(0) == 197 and env.get_action_size(0) == 36
     assert env.get_num_update_substeps() == 4 and env.world.num_sim_substeps == 1
     drive(env, 1.0, np.random.default_rng(1))

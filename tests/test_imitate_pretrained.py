@@ -36,7 +36,7 @@ class NumpyActor:
 @pytest.mark.slow
 def test_pretrained_walk_policy_walks():
     actor = NumpyActor(CKPT)
-    env = DeepMimicEnv(load_args(["--arg_file", "args/run_humanoid3d_walk_args.txt"]), seed=0)
+    env = DeepMimicEnv(load_args(["--arg_file", "args/run_humanoid3d_walk_wheel_args.txt"]), seed=0)
     assert np.allclose(actor.a_mean, -env.build_action_offset(0), atol=1e-6)
     assert np.allclose(actor.a_std, 1.0 / env.build_action_scale(0), atol=1e-6)
     env.set_mode(Mode.TEST)

@@ -8,7 +8,7 @@ from app.evaluate import evaluate, format_episode, summarize
 from env.env import Mode
 from util.arg_parser import load_args
 
-RUN_WALK = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--rand_seed", "7"]
+RUN_WALK = ["--arg_file", "args/run_humanoid3d_walk_wheel_args.txt", "--rand_seed", "7"]
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ from util.arg_parser import load_args
 limit_tf_threads()
 
 WHEEL_WALK = f"{pybullet_data.getDataPath()}/data/policies/humanoid3d/humanoid3d_walk.ckpt"
-RUN_2018 = "args/run_humanoid3d_walk_args.txt"        # controller humanoid3d_ctrl_2018.txt
+RUN_2018 = "args/run_humanoid3d_walk_wheel_args.txt"        # controller humanoid3d_ctrl_2018.txt
 TRAIN_2021 = "args/train_humanoid3d_walk_args.txt"    # controller humanoid3d_ctrl.txt
 RTOL = 1e-5
 

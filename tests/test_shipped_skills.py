@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.skill_package import METADATA_NAME, MODEL_NAME, run_args_name
+from app.skill_package import METADATA_NAME, MODEL_NAME, shipped_run_args
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p for p in (ROOT / "data/policies").glob("*_trained") if p.is_dir())
@@ -23,7 +23,7 @@ def test_there_are_shipped_skills():
 def test_each_shipped_skill_has_its_metadata_and_run_file(package):
     meta = json.loads((package / METADATA_NAME).read_text())
     assert METADATA_KEYS <= meta.keys()
-    assert package.name == f"humanoid3d_{meta['skill']}_trained"
+    assert package.name in (f"humanoid3d_{meta['skill']}_trained", f"{meta['skill']}_trained")    # dog3d_<clip>
     assert (package / f"{MODEL_NAME}.index").is_file()
     ev, crit = meta["evaluation"], meta["criterion"]
     assert ev["episodes"] == crit["episodes"] == 8 and crit["episode_time"] == 20.0
@@ -37,9 +37,10 @@ def test_each_shipped_skill_has_its_metadata_and_run_file(package):
         assert all(abs(v - ev["clip_speed"]) <= crit["speed_tol"] * ev["clip_speed"] for v in ev["root_speeds"])
     assert len(meta["commit"]) == 40 and len(meta["args_sha256"]) == 64
     assert {f"--motion_file data/motions/humanoid3d_{meta['clip']}.txt",      # a clip or a dataset of clips
+            f"--motion_file data/motions/{meta['clip']}.txt",
             f"--motion_file data/datasets/{meta['clip']}.txt",
             f"--motion_file data/datasets/humanoid3d_{meta['clip']}.txt"} & set(meta["args"])
-    run_file = (ROOT / "args" / run_args_name(meta["skill"])).read_text()
+    run_file = (ROOT / shipped_run_args(meta)).read_text()
     assert f"--model_files data/policies/{package.name}/{MODEL_NAME}" in run_file
     assert "--train_agents false" in run_file
     if "demonstrations" in meta:        # learned from a dataset: the one shipped, unchanged
@@ -55,7 +56,7 @@ def test_each_shipped_skill_plays_20_s_without_a_fall(package):
     from app.evaluate import evaluate
 
     meta = json.loads((package / METADATA_NAME).read_text())
-    world = load_world(["--arg_file", str(ROOT / "args" / run_args_name(meta["skill"])), "--rand_seed", "1000"])
+    world = load_world(["--arg_file", str(ROOT / shipped_run_args(meta)), "--rand_seed", "1000"])
     try:
         (stats,) = evaluate(world, 1, max_episode_time=20.0)
     finally:

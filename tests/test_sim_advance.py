@@ -34,7 +34,7 @@ def run(arg_file, use_advance, extra=()):
 
 
 @pytest.mark.parametrize("arg_file, extra", [
-    ("args/run_humanoid3d_walk_args.txt", ()),
+    ("args/run_humanoid3d_walk_wheel_args.txt", ()),
     ("args/train_humanoid3d_walk_args.txt", ("--time_lim_min", "1.5", "--time_lim_max", "1.5")),
 ])
 def test_advance_matches_single_updates(arg_file, extra):

@@ -149,16 +149,18 @@ def skill_cmd(tmp_path):
 
 
 def test_skill_command_trains_ships_and_goes_on(tmp_path):
-    """A loose criterion (0.4 s episodes, 10 m) that the first checkpoint meets: the command
-    trains one round, evaluates, ships, and the shipped policy plays; the same command again
-    trains nothing more."""
+    """A loose criterion (0.4 s episodes, 10 m) that the first checkpoint meets, within the ship
+    margin and robust: the command trains one round, evaluates (the fixed seed, then the
+    robustness episodes), ships under DeepMimic's run_ file name, and the shipped policy plays;
+    the same command again trains nothing more."""
     first = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
     assert "shipped:" in first.stdout
     assert "agent 0 iter" in first.stdout                                      # training's progress, here too
     curve = json.loads((tmp_path / "run/time_to_skill.json").read_text())
     point = curve["points"][-1]
-    assert curve["reached"]["iteration"] == point["iteration"] and curve["shipped"]
+    assert curve["reached"]["iteration"] == point["iteration"] == curve["ship"]["iteration"] and curve["shipped"]
+    assert point["robustness"]["episodes"] == 16 and point["robustness"]["successes"] == 16
     package = tmp_path / "policies/humanoid3d_walk_trained"
     meta = json.loads((package / "metadata.json").read_text())
     assert meta["skill"] == meta["clip"] == "walk" and meta["samples"] == point["samples"] >= 256
@@ -168,11 +170,12 @@ def test_skill_command_trains_ships_and_goes_on(tmp_path):
     assert meta["criterion"] == {"kind": "tracking", "episodes": 2, "episode_time": 0.4, "max_body_pos_err": 10.0,
                                  "eval_seed": 1000}
     assert meta["agent_files"]["tiny_agent.txt"]["BatchSize"] == 256
+    assert meta["robustness"] == point["robustness"] and meta["ship"] == curve["ship"]
     assert "--motion_file data/motions/humanoid3d_walk.txt" in meta["args"]
     assert sorted(p.name for p in package.iterdir()) == [
         "agent0_model.ckpt.data-00000-of-00001", "agent0_model.ckpt.index", "metadata.json", "tiny_agent.txt"]
 
-    run_args = tmp_path / "args/run_humanoid3d_walk_trained_args.txt"
+    run_args = tmp_path / "args/run_humanoid3d_walk_args.txt"
     text = run_args.read_text()
     assert "--train_agents false" in text and f"--model_files {package}/agent0_model.ckpt" in text
     assert "--output_path" not in text and "--rand_seed" not in text

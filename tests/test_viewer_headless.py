@@ -14,7 +14,7 @@ from util.arg_parser import ArgError, load_args
 from util.cli import run_main
 
 KIN_CHAR = ["--arg_file", "args/kin_char_args.txt"]
-WALK_POLICY = ["--arg_file", "args/run_humanoid3d_walk_args.txt"]
+WALK_POLICY = ["--arg_file", "args/run_humanoid3d_walk_wheel_args.txt"]
 SIZE = (DeepMimic.HEIGHT, DeepMimic.WIDTH, 3)
 
 

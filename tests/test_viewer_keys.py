@@ -11,7 +11,7 @@ from env.env import FRAME_TIME
 
 HEAD, CHEST = 2, 1
 KIN_CHAR = ["--arg_file", "args/kin_char_args.txt"]
-IMITATE_NO_AGENT = ["--arg_file", "args/run_humanoid3d_walk_args.txt", "--agent_files", "none",
+IMITATE_NO_AGENT = ["--arg_file", "args/run_humanoid3d_walk_wheel_args.txt", "--agent_files", "none",
                     "--model_files", "none"]
 
 

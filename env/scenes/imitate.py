@@ -233,6 +233,7 @@ class ImitateScene(RLSceneSimChar):
                                refs[:, self.reward_fn.rev_cols]], axis=1).ravel()
 
     def motion_over(self):
+        """Env.motion_over: a non-looping clip's reference has reached its last frame."""
         return not self._loops and self.kin_char.time >= self.motion.duration
 
     # ---- termination and reward ----------------------------------------------------------

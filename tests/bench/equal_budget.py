@@ -84,7 +84,7 @@ def port_train_worker(spec):
 
 
 def port_eval_worker(spec):
-    """The port's own walk scene (run_humanoid3d_walk_args.txt) with spec['model'] loaded, test
+    """The port's own walk scene (run_humanoid3d_walk_wheel_args.txt) with spec['model'] loaded, test
     mode: per episode (up to its 20 s cap or a fall) its reward per policy step."""
     from tests.bench.older_port import QuietStdout
     from tests.oracle.wheel_port import import_port
@@ -92,7 +92,7 @@ def port_eval_worker(spec):
     with tempfile.TemporaryDirectory(prefix="port_eval_") as tmp:
         with QuietStdout(Path(tmp) / "stdout.txt"):
             testrl = import_port()
-            world = port_world(testrl, ["--arg_file", "run_humanoid3d_walk_args.txt"], spec["seed"])
+            world = port_world(testrl, ["--arg_file", "run_humanoid3d_walk_wheel_args.txt"], spec["seed"])
             agent, env = world.agents[0], world.env
             agent.load_model(spec["model"])
             episodes = []

@@ -14,7 +14,7 @@ References (each over --episodes test episodes of at most --episode_time s, seed
   upright_at_rest     standing still upright: the character's default pose (every joint rotation
                       the identity) held at rest, no physics
   tracking_walk       the walk this project trained to track the clip
-                      (args/run_humanoid3d_walk_trained_args.txt with --enable_style_error true)
+                      (args/run_humanoid3d_walk_args.txt with --enable_style_error true)
   hold_first_frame    the AMP walk scene (args/train_amp_humanoid3d_walk_args.txt) from its reset
                       state with every action the PD targets of the clip's first frame (zero
                       offsets from that frame): open-loop PD holding a pose, which falls
@@ -45,7 +45,7 @@ from util.arg_parser import load_args  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
 AMP_WALK_ARGS = "args/train_amp_humanoid3d_walk_args.txt"
-TRACKING_WALK_ARGS = "args/run_humanoid3d_walk_trained_args.txt"
+TRACKING_WALK_ARGS = "args/run_humanoid3d_walk_args.txt"
 LARGEST_DATASET_ARGS = "args/train_amp_heading_getup_humanoid3d_locomotion_getup_args.txt"
 DECISION_TIME = 1.0 / 30.0
 STANDING_FRAME = 17     # the walk's double support: both ankles 8 cm above the ground, 0.6 m apart

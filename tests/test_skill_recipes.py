@@ -1,0 +1,269 @@
+"""app/skill_recipes.py and the recipe's side of app/skill_training.py: every clip of the library
+resolves to DeepMimic's per-clip args with the recipe on top; a user's motion file is checked
+before anything trains; the discount rule replays the shipped backflip's and cartwheel's hand
+schedules from their own curves and leaves the clips that never needed it alone; the ship
+decision; non-looping clips judged to their end; DeepMimic's run_ files play what ships."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import app.skill_training as skill_training
+from app.skill_recipes import (FAR_AGENT_FILE, PLATEAU_SAMPLES, RECIPE_AGENT_FILE, RECIPES, ROBUST_EPISODES,
+                               STALL_SAMPLES, discount_switch, motion_recipe, recipe_for, ship_point)
+from app.skill_training import episode_successes, load_or_start, parse_args, run
+from tests.test_time_to_skill import FakeTrainer, bench_args
+from util.arg_parser import ArgParser
+from util.paths import resolve_data_path
+
+ROOT = Path(__file__).resolve().parents[1]
+HUMANOID = ("walk", "run", "jog", "jump", "backflip", "spinkick", "cartwheel", "crawl", "dance_a", "dance_b",
+            "dance_spin", "getup_facedown", "getup_faceup", "kick", "punch", "roll", "spin", "zombie_walk")
+DOG = ("canter", "pace", "trot", "spin")
+
+
+def resolved_args(recipe):
+    """The run's arguments as training reads them: the recipe's options first, then the args file."""
+    parser = ArgParser()
+    parser.load_args(recipe.train_args)
+    parser.load_file(ROOT / recipe.arg_file)
+    return parser.table
+
+
+def test_every_clip_deepmimic_ships_a_policy_for_is_a_row():
+    assert sorted(RECIPES) == sorted(HUMANOID + tuple(f"dog3d_{c}" for c in DOG))
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_each_row_is_deepmimics_per_clip_file_with_the_recipe_on_top(name):
+    recipe = recipe_for(name)
+    table = resolved_args(recipe)
+    character = "dog3d" if name.startswith("dog3d_") else "humanoid3d"
+    assert recipe.character == character and recipe.arg_file == f"args/train_{character}_{recipe.clip}_args.txt"
+    assert table["motion_file"] == [f"data/motions/{character}_{recipe.clip}.txt"]
+    resolve_data_path(table["motion_file"][0])                          # the clip is at hand
+    assert table["character_files"] == [f"data/characters/{character}.txt"]
+    # the recipe wins over DeepMimic's curriculum and agent file
+    assert table["time_lim_min"] == table["time_lim_max"] == ["20"]
+    assert table["agent_files"] == [RECIPE_AGENT_FILE]
+    assert table["ref_relative_actions"] == ["true"] and table["tar_obs_steps"] == ["1", "2", "3"]
+    assert recipe.package == f"{character}_{recipe.clip}_trained"
+    assert recipe.run_args_file == f"args/run_{character}_{recipe.clip}_args.txt"
+    assert (ROOT / recipe.run_args_file).is_file()                      # DeepMimic's own run_ file
+
+
+def test_deepmimics_per_clip_differences_come_through():
+    assert resolved_args(recipe_for("crawl"))["fall_contact_bodies"] == ["0", "1", "2"]
+    for clip in ("roll", "getup_facedown", "getup_faceup"):
+        assert resolved_args(recipe_for(clip))["enable_char_contact_fall"] == ["false"]
+    assert "8" not in resolved_args(recipe_for("cartwheel"))["fall_contact_bodies"]
+    assert resolved_args(recipe_for("dog3d_trot"))["char_ctrl_files"] == ["data/controllers/dog3d_phase_rot_ctrl.txt"]
+
+
+def test_a_clip_name_resolves_in_the_skill_command():
+    args = parse_args(["--clip", "crawl", "--output", "x"])
+    assert args.arg_file == "args/train_humanoid3d_crawl_args.txt"
+    assert args.train_args == list(recipe_for("crawl").train_args) and args.ship and args.max_body_pos_err == 0.08
+    given = parse_args(["--clip", "crawl", "--output", "x", "--train_args", "--agent_files", "mine.txt"])
+    assert given.train_args[:2] == ["--agent_files", "mine.txt"]     # first: it wins over the recipe's
+
+
+def skill(*argv, cwd=ROOT):
+    return subprocess.run([sys.executable, "scripts/train_skill.py", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--clip", "moonwalk"], "train_skill: CLIP=moonwalk: not a clip of the library; one of walk, run,"),
+    (["--motion", "data/motions/nope.txt"], "train_skill: MOTION=data/motions/nope.txt: no such file"),
+    (["--motion", "data/motions/dog3d_trot.txt"],
+     "train_skill: MOTION=data/motions/dog3d_trot.txt: not a humanoid3d clip"),
+    (["--motion", "BAD"], "train_skill: MOTION={bad}: not a humanoid3d clip"),
+])
+def test_a_clip_or_motion_file_it_cannot_train_is_one_line_and_trains_nothing(tmp_path, argv, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text('{"Loop": "wrap", "Frames": [[0.1, 1, 2]]}')
+    argv = [str(bad) if a == "BAD" else a for a in argv]
+    out = tmp_path / "out"
+    result = skill(*argv, "--output", str(out))
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message.format(bad=bad))
+    assert not out.exists()
+
+
+def test_a_users_clip_gets_the_walks_row_under_its_own_name(tmp_path):
+    clip = tmp_path / "my_hop.txt"
+    clip.write_text(resolve_data_path("data/motions/humanoid3d_jump.txt").read_text())
+    recipe = motion_recipe(str(clip))
+    assert (recipe.name, recipe.clip, recipe.arg_file) == ("my_hop", "my_hop", RECIPES["walk"].arg_file)
+    assert recipe.package == "humanoid3d_my_hop_trained" and recipe.run_args_file == "args/run_humanoid3d_my_hop_args.txt"
+    table = resolved_args(recipe)
+    assert table["motion_file"] == [str(clip)]                       # the user's clip wins over the walk's
+    args = parse_args(["--motion", str(clip)])
+    assert args.output == str(ROOT / "output/skills/my_hop") and args.clip == "my_hop"
+
+
+def test_a_bvh_clip_is_converted_then_trained(tmp_path):
+    from env.anim.motion import Motion
+    from env.anim.character import CharacterDesc
+
+    bvh_file = tmp_path / "hop.bvh"
+    subprocess.run([sys.executable, "scripts/motion_to_bvh.py", "data/motions/humanoid3d_walk.txt", str(bvh_file)],
+                   cwd=ROOT, check=True, capture_output=True)
+    recipe = motion_recipe(str(bvh_file), converted_dir=str(tmp_path / "converted"))
+    assert recipe.name == "hop" and Path(recipe.motion_file) == tmp_path / "converted/hop.txt"
+    motion = Motion.load(recipe.motion_file, CharacterDesc.load(resolve_data_path("data/characters/humanoid3d.txt")))
+    assert motion.duration == pytest.approx(1.27, abs=0.05)
+
+
+# ---- the discount rule ---------------------------------------------------------------------------
+
+def curve_points(name):
+    return json.loads((ROOT / "docs/bench" / name).read_text())["points"]
+
+
+def first_switch(points, far=False):
+    """The first point after which the rule switches, replayed over the curve."""
+    for i in range(1, len(points) + 1):
+        switch = discount_switch(points[:i], far)
+        if switch:
+            return points[i - 1]["samples"], switch[0]
+    return None
+
+
+def test_the_rule_switches_the_stalled_backflip_to_0_99_where_it_was_switched_by_hand():
+    """At 0.95 the backflip's test episodes stayed near 1.2 s from 0.58M on; by hand it went to 0.99
+    at 1.32M, and the rule, replayed over its curve, switches there too."""
+    at, agent_file = first_switch(curve_points("time_to_skill_backflip_fast.json"))
+    assert agent_file == FAR_AGENT_FILE and at == pytest.approx(1.32e6, rel=0.01)
+
+
+@pytest.mark.parametrize("curve", ["time_to_skill_run_fast.json", "time_to_skill_jump_fast.json",
+                                   "time_to_skill_spinkick_fast.json", "time_to_skill_cartwheel_fast.json"])
+def test_the_rule_leaves_runs_that_still_improve_at_0_95_alone(curve):
+    """The run, jump and spinkick learned at 0.95; the cartwheel, switched by hand at 2.30M, was
+    still getting longer episodes at 0.95 (3.2 s at 1.0M, 6.0 s at 2.0M, 7.2 s at 2.5M): the rule
+    would have kept it there."""
+    assert first_switch(curve_points(curve)) is None
+
+
+def test_back_at_0_95_from_the_first_evaluation_without_a_fall():
+    """The backflip at 0.99 from 1.32M (its shipped branch) stops falling at 4.0M; by hand it went
+    back at 4.61M, the cartwheel at 3.36M (first without a fall: 3.25M)."""
+    for name, switched, first_clean in (("time_to_skill_backflip_fast_gamma99.json", 1.32e6, 4.0e6),
+                                        ("time_to_skill_cartwheel_fast_gamma99.json", 2.30e6, 3.25e6)):
+        after = [p for p in curve_points(name) if p["samples"] > switched]
+        at, agent_file = first_switch(after, far=True)
+        assert agent_file == RECIPE_AGENT_FILE and at == pytest.approx(first_clean, rel=0.02)
+
+
+def point(samples, falls=8, length=1.0, err=0.2, met=False, robust=None, iteration=None):
+    p = {"samples": samples, "iteration": iteration or samples, "wall_hours": samples / 1e6, "criterion_met": met,
+         "evaluation": {"falls": falls, "mean_length_s": length, "body_pos_err": err}}
+    if robust is not None:
+        p["robustness"] = {"episodes": ROBUST_EPISODES, "successes": robust}
+    return p
+
+
+def test_a_stall_needs_falls_and_its_whole_window():
+    flat = [point(s) for s in range(250_000, 1_000_001, 250_000)]
+    assert discount_switch(flat[:3], far=False) is None                  # 0.5M after the best: not yet
+    assert discount_switch(flat, far=False)[0] == FAR_AGENT_FILE          # 0.75M
+    growing = [point(s, length=1.0 + s / 1e6) for s in range(250_000, 1_000_001, 250_000)]
+    assert discount_switch(growing, far=False) is None                    # 10% longer within the window
+    assert discount_switch(flat[:-1] + [point(1_000_000, falls=0, length=20)], far=False) is None
+    assert STALL_SAMPLES == 700_000
+
+
+def test_the_rule_in_the_loop_starts_a_leg_and_records_why(tmp_path, monkeypatch):
+    """A run whose evaluations stall: after the stall the next round trains with the 0.99 file,
+    the curve's schedule and rules say where and why, and a resume neither repeats nor drops it."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(skill_training, "criterion_met", lambda cfg, ev: False)
+    monkeypatch.setattr(skill_training, "evaluate_checkpoint", lambda cfg, model, **kw: {
+        "falls": 1, "episodes": 1, "mean_length_s": 0.3, "lengths_s": [0.3], "mean_reward": 0.5, "body_pos_err": 0.2})
+    monkeypatch.setattr("app.skill_recipes.STALL_SAMPLES", 800)
+    files, trainer = [], FakeTrainer()
+
+    def recording(cfg, target):
+        args = cfg["train_args"]
+        files.append(args[args.index("--agent_files") + 1] if "--agent_files" in args else None)
+        return trainer(cfg, target)
+    cfg, curve = load_or_start(bench_args(out))
+    cfg["recipe_rules"] = True
+    run(cfg, curve, train_fn=recording)
+    saved = json.loads((out / "time_to_skill.json").read_text())
+    [rule] = saved["rules"]
+    assert rule["agent_file"] == FAR_AGENT_FILE and "not beaten by 10%" in rule["reason"]
+    assert saved["config"]["agent_schedule"] == [[rule["samples"], FAR_AGENT_FILE]]
+    switch_round = [p["samples"] for p in saved["points"]].index(rule["samples"]) + 1
+    assert files[:switch_round] == [None] * switch_round and set(files[switch_round:]) == {FAR_AGENT_FILE}
+    cfg, curve = load_or_start(bench_args(out, "--resume"))
+    cfg["recipe_rules"] = True
+    skill_training.apply_rules(cfg, curve)
+    assert len(curve["rules"]) == 1 and cfg["agent_schedule"] == [[rule["samples"], FAR_AGENT_FILE]]
+
+
+# ---- the ship decision ---------------------------------------------------------------------------
+
+def test_it_ships_the_first_point_within_the_margin_and_robust():
+    points = [point(1e6, 0, 20, 0.075, True, 16), point(1.25e6, 0, 20, 0.069, True, 14),
+              point(1.5e6, 0, 20, 0.068, True, 15), point(1.75e6, 0, 20, 0.05, True, 16)]
+    assert ship_point(points[:2], 1e6, 0.08) is None           # 7.5 cm over 7; then 14 of 16 only
+    picked, reason = ship_point(points, 1e6, 0.08)
+    assert picked["samples"] == 1.5e6 and "6.8 cm <= 7.0 cm" in reason and "15 of 16" in reason
+
+
+def test_when_none_does_the_most_robust_ships_after_the_plateau_or_at_the_end():
+    points = [point(1e6, 0, 20, 0.075, True, 13), point(1.5e6, 0, 20, 0.078, True, 15),
+              point(1.75e6, 8, 3, 0.2), point(1e6 + PLATEAU_SAMPLES, 0, 20, 0.074, True, 15)]
+    assert ship_point(points[:3], 1e6, 0.08) is None
+    assert ship_point(points[:3], 1e6, 0.08, final=True)[0]["samples"] == 1.5e6
+    picked, reason = ship_point(points, 1e6, 0.08)
+    assert picked["samples"] == 1e6 + PLATEAU_SAMPLES and "most robustness successes" in reason   # 15, 7.4 cm
+
+
+# ---- non-looping clips ---------------------------------------------------------------------------
+
+def test_an_episode_that_plays_a_non_looping_clip_to_its_end_is_no_fall(tmp_path):
+    """The kick ends (DeepMimic's Fail) when its clip does; a near-zero relative action tracks the
+    reference, so the evaluation's episodes end with the clip, not a fall, and succeed."""
+    from app.skill_training import eval_worker
+    kick = recipe_for("kick")
+    spec = {"arg_file": kick.arg_file, "seed": 1000, "model": "none", "scratch": str(tmp_path), "agent_args": [],
+            "extra_args": kick.train_args, "episodes": 2, "episode_time": 20.0, "max_body_pos_err": 0.08}
+    ev = eval_worker(spec)
+    assert ev["clip_ended"] == [True, True] and ev["falls"] == 0
+    assert all(0 < length <= 1.54 for length in ev["lengths_s"])
+    cfg = {"episode_time": 20.0, "max_body_pos_err": 0.08}
+    assert episode_successes(cfg, ev) == [err <= 0.08 for err in ev["body_pos_errs"]]
+    assert episode_successes(cfg, {**ev, "clip_ended": [False, False]}) == [False, False]
+
+
+# ---- DeepMimic's run_ files ------------------------------------------------------------------------
+
+# the clips whose policy is still to be trained here: DeepMimic's run_ file plays what its train_
+# file writes (output/agent0_model.ckpt) until the skill ships and the row leaves this list
+NOT_YET_SHIPPED = {"jog", "crawl", "dance_a", "dance_b", "dance_spin", "getup_facedown", "getup_faceup", "kick",
+                   "punch", "roll", "spin", "zombie_walk", "dog3d_canter", "dog3d_pace", "dog3d_trot", "dog3d_spin"}
+
+
+def model_files(run_args_file):
+    parser = ArgParser()
+    parser.load_file(ROOT / run_args_file)
+    return parser.table["model_files"]
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_deepmimics_run_file_plays_the_policy_trained_here(name):
+    recipe = recipe_for(name)
+    [model] = model_files(recipe.run_args_file)
+    if name in NOT_YET_SHIPPED:
+        assert model == "output/agent0_model.ckpt"
+        assert not (ROOT / "data/policies" / recipe.package).exists()    # shipped: off the list
+        return
+    assert model == f"data/policies/{recipe.package}/agent0_model.ckpt"
+    assert (ROOT / f"{model}.index").is_file()
