@@ -25,11 +25,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from app.skill_config import MODEL_NAME, criterion_from
 from util.atomic_write import write_json, write_text
 from util.paths import project_root
 
 RUN_ARGS = "args.txt"                   # DeepMimic_Optimizer.copy_run_inputs writes it
-MODEL_NAME = "agent0_model.ckpt"
 METADATA_NAME = "metadata.json"
 CHUNK_KEYS = ("max_samples", "max_iters", "rand_seed", "output_path", "int_output_path", "resume", "model_files",
               "agent_files", "tensorboard")
@@ -166,14 +166,6 @@ def demonstrations(run_args):
             "expert_model_file": data.metadata.get("expert", {}).get("model_file")}
 
 
-def criterion_config(curve_config):
-    """What the criterion a skill was shipped under was (app/skill_training.py)."""
-    kind = curve_config.get("criterion", "tracking")
-    bounds = {"tracking": ("max_body_pos_err",), "style": ("max_style_err", "speed_tol"),
-              "task": ("min_task_reward",)}[kind]
-    return {"kind": kind, **{k: curve_config.get(k) for k in ("episodes", "episode_time", *bounds, "eval_seed")}}
-
-
 def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None, package=None,
                   run_args=None):
     """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
@@ -207,7 +199,7 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
         "seed": curve_config.get("seed"), "workers": point.get("workers"), "cores": point.get("cores"),
         "samples": point["samples"], "iteration": point["iteration"], "training_hours": point["wall_hours"],
         "evaluation": point["evaluation"],
-        "criterion": criterion_config(curve_config),
+        "criterion": criterion_from(curve_config).bounds,
         "recipe_arg_file": curve_config.get("arg_file"),
         "run_args_file": str(run_args_file.relative_to(root) if run_args_file.is_relative_to(root) else run_args_file),
         "args": [" ".join(["--" + k, *v]) for k, v in played_args],

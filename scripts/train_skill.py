@@ -1,12 +1,15 @@
-"""Trains a skill with the project's recipe until it meets its criterion, then ships it:
+"""Trains a clip of the library (or a user's clip) with the project's recipe until it ships:
 
     .venv/bin/python scripts/train_skill.py --clip backflip [--num_workers 2] [--max_samples 5000000]
-    make skill CLIP=backflip
+    .venv/bin/python scripts/train_skill.py --motion my_clip.txt          (or .bvh)
+    make skill CLIP=backflip        make skill CLIP=dog3d_trot        make skill MOTION=my_clip.txt
 
-Progress per iteration in output/skills/CLIP/train_stdout.txt and per evaluation here; the curve in
-output/skills/CLIP/time_to_skill.json. Ctrl-C (or a lost session) stops it; the same command goes
-on. At the criterion: data/policies/humanoid3d_CLIP_trained/ (checkpoint and metadata.json) and
-args/run_humanoid3d_CLIP_trained_args.txt. Options: app/skill_training.py.
+Progress per iteration and per evaluation here (the iterations also in
+output/skills/CLIP/train_stdout.txt); the curve in output/skills/CLIP/time_to_skill.json. Ctrl-C (or
+a lost session) stops it; the same command goes on. When it ships:
+data/policies/<character>_<clip>_trained/ (checkpoint and metadata.json), played by DeepMimic's own
+args/run_<character>_<clip>_args.txt. The clips and the recipe: app/skill_recipes.py; options:
+app/skill_config.py.
 """
 import sys
 from pathlib import Path

@@ -13,7 +13,8 @@ import pytest
 import app.skill_training as skill_training
 from app.skill_recipes import (FAR_AGENT_FILE, PLATEAU_SAMPLES, RECIPE_AGENT_FILE, RECIPES, ROBUST_EPISODES,
                                STALL_SAMPLES, discount_switch, motion_recipe, recipe_for, ship_point)
-from app.skill_training import episode_successes, load_or_start, parse_args, run
+from app.skill_config import Criterion, episode_successes, load_or_start, parse_args
+from app.skill_training import run
 from tests.test_time_to_skill import FakeTrainer, bench_args
 from util.arg_parser import ArgParser
 from util.paths import resolve_data_path
@@ -189,11 +190,11 @@ def test_the_rule_in_the_loop_starts_a_leg_and_records_why(tmp_path, monkeypatch
     files, trainer = [], FakeTrainer()
 
     def recording(cfg, target):
-        args = cfg["train_args"]
+        args = cfg.train_args
         files.append(args[args.index("--agent_files") + 1] if "--agent_files" in args else None)
         return trainer(cfg, target)
     cfg, curve = load_or_start(bench_args(out))
-    cfg["recipe_rules"] = True
+    cfg.recipe_rules = True
     run(cfg, curve, train_fn=recording)
     saved = json.loads((out / "time_to_skill.json").read_text())
     [rule] = saved["rules"]
@@ -202,9 +203,9 @@ def test_the_rule_in_the_loop_starts_a_leg_and_records_why(tmp_path, monkeypatch
     switch_round = [p["samples"] for p in saved["points"]].index(rule["samples"]) + 1
     assert files[:switch_round] == [None] * switch_round and set(files[switch_round:]) == {FAR_AGENT_FILE}
     cfg, curve = load_or_start(bench_args(out, "--resume"))
-    cfg["recipe_rules"] = True
+    cfg.recipe_rules = True
     skill_training.apply_rules(cfg, curve)
-    assert len(curve["rules"]) == 1 and cfg["agent_schedule"] == [[rule["samples"], FAR_AGENT_FILE]]
+    assert len(curve["rules"]) == 1 and cfg.agent_schedule == [[rule["samples"], FAR_AGENT_FILE]]
 
 
 # ---- the ship decision ---------------------------------------------------------------------------
@@ -238,9 +239,11 @@ def test_an_episode_that_plays_a_non_looping_clip_to_its_end_is_no_fall(tmp_path
     ev = eval_worker(spec)
     assert ev["clip_ended"] == [True, True] and ev["falls"] == 0
     assert all(0 < length <= 1.54 for length in ev["lengths_s"])
-    cfg = {"episode_time": 20.0, "max_body_pos_err": 0.08}
+    cfg = Criterion()
     assert episode_successes(cfg, ev) == [err <= 0.08 for err in ev["body_pos_errs"]]
-    assert episode_successes(cfg, {**ev, "clip_ended": [False, False]}) == [False, False]
+    close = {**ev, "body_pos_errs": [0.01, 0.01]}
+    assert episode_successes(cfg, close) == [True, True]                      # short, but to the clip's end
+    assert episode_successes(cfg, {**close, "clip_ended": [False, False]}) == [False, False]
 
 
 # ---- DeepMimic's run_ files ------------------------------------------------------------------------
@@ -267,3 +270,16 @@ def test_deepmimics_run_file_plays_the_policy_trained_here(name):
         return
     assert model == f"data/policies/{recipe.package}/agent0_model.ckpt"
     assert (ROOT / f"{model}.index").is_file()
+
+
+def test_shipping_replaces_deepmimics_run_file_but_not_a_shipped_one(tmp_path):
+    """DeepMimic's run_ file of a clip not shipped yet plays output/ and is replaced when the clip
+    ships; one that already plays a package is refused, as the package folder is."""
+    from app.skill_package import check_free
+    args_dir = tmp_path / "args"
+    args_dir.mkdir()
+    (args_dir / "run_humanoid3d_crawl_args.txt").write_text((ROOT / "args/run_humanoid3d_crawl_args.txt").read_text())
+    check_free("crawl", tmp_path / "policies", args_dir, "humanoid3d_crawl_trained", "run_humanoid3d_crawl_args.txt")
+    (args_dir / "run_humanoid3d_walk_args.txt").write_text((ROOT / "args/run_humanoid3d_walk_args.txt").read_text())
+    with pytest.raises(ValueError, match="run_humanoid3d_walk_args.txt exists"):
+        check_free("walk", tmp_path / "policies", args_dir, "humanoid3d_walk_trained", "run_humanoid3d_walk_args.txt")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from app.skill_package import args_sha256, git_commit, provenance, read_run_args
-from app.skill_training import criterion_met, episode_successes, parse_args
+from app.skill_config import Criterion, criterion_met, episode_successes, parse_args
 from tests.test_time_to_skill import tiny_agent
 
 ROOT = Path(__file__).resolve().parents[1]
-CFG = {"episode_time": 20.0, "max_body_pos_err": 0.08}
+CFG = Criterion()
 
 
 def evaluation(errs, lengths=None, falls=0, reward=0.8):
@@ -40,7 +40,7 @@ def test_criterion_needs_every_episode_evaluated():
     assert not criterion_met(CFG, {**ev, "body_pos_errs": None})    # no tracking: nothing to judge by
 
 
-STYLE_CFG = {"episode_time": 20.0, "criterion": "style", "max_style_err": 0.061, "speed_tol": 0.2}
+STYLE_CFG = Criterion(kind="style")
 
 
 def style_evaluation(errs, speeds, lengths=None, clip_speed=1.0):
@@ -64,7 +64,7 @@ def test_style_criterion_gates_style_error_and_speed_per_episode():
     assert not criterion_met(CFG, style_evaluation([0.05] * 8, [1.0] * 8))
 
 
-TASK_CFG = {"episode_time": 20.0, "criterion": "task", "min_task_reward": 0.7}
+TASK_CFG = Criterion(kind="task")
 
 
 def test_task_criterion_gates_each_episode_task_reward():

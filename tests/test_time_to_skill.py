@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import app.skill_training as time_to_skill
+from app.skill_config import RunConfig
 from app.skill_training import CURVE_NAME, MODEL_NAME, load_or_start, parse_args, run
 from learning import checkpoint, resume_state
 from learning.resume_state import paired_checkpoint, write_checkpoint_and_resume_state
@@ -81,7 +82,7 @@ class FakeTrainer:
         self.iteration_kill = iteration_kill or KillAt()
 
     def __call__(self, cfg, target):
-        prefix = Path(cfg["output"]) / MODEL_NAME
+        prefix = Path(cfg.output) / MODEL_NAME
         prefix.parent.mkdir(parents=True, exist_ok=True)
         (prefix.parent / "args.txt").write_text(f"--max_samples {target}\n--scene imitate\n")
         it = samples = 0
@@ -168,7 +169,7 @@ def test_each_point_counts_its_successes_under_the_runs_criterion(tmp_path, monk
 
 def test_a_checkpoint_not_paired_with_the_resume_state_stops_the_benchmark_in_one_line(tmp_path):
     out = tmp_path / "run"
-    FakeTrainer()({"output": str(out)}, 2 * BATCH)
+    FakeTrainer()(RunConfig(arg_file=FAST_ARGS, output=str(out)), 2 * BATCH)
     checkpoint.write_checkpoint(out / MODEL_NAME, {"iter": np.array([9], np.int32)})    # saved over the pair
     with pytest.raises(SystemExit, match=f"^time_to_skill: {out}/{MODEL_NAME} is not the checkpoint saved with "
                                          f"the resume state {out}/{MODEL_NAME}.resume.npz \\(iteration 2\\)"):
@@ -188,7 +189,7 @@ def test_an_agent_schedule_starts_each_leg_at_its_entry(tmp_path, monkeypatch):
 
     def recording(cfg, target):
         state = time_to_skill.read_resume(out)
-        args = cfg["train_args"]
+        args = cfg.train_args
         calls.append((int(state["total_sample_count"]) if state else 0, target,
                       Path(args[args.index("--agent_files") + 1]).name))
         return trainer(cfg, target)
@@ -197,8 +198,8 @@ def test_an_agent_schedule_starts_each_leg_at_its_entry(tmp_path, monkeypatch):
     a, b = "ct_agent_humanoid_ppo_fast_gamma99.txt", "ct_agent_humanoid_ppo_fast.txt"
     assert calls == [(0, 400, "base.txt"), (512, 800, a), (896, 1000, a), (1024, 1200, b), (1280, 1600, b),
                      (1664, 1700, b)]
-    assert load_or_start(bench_args(out, "--resume"))[0]["agent_schedule"] == [[500, gamma99], [1000, fast]]
-    assert load_or_start(bench_args(out, "--resume", "--agent_schedule", f"700:{fast}"))[0]["agent_schedule"] == \
+    assert load_or_start(bench_args(out, "--resume"))[0].agent_schedule == [[500, gamma99], [1000, fast]]
+    assert load_or_start(bench_args(out, "--resume", "--agent_schedule", f"700:{fast}"))[0].agent_schedule == \
         [[700, fast]]
 
 
@@ -210,7 +211,7 @@ def test_a_resume_with_other_train_args_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
     run(*load_or_start(bench_args(out, "--train_args", "--agent_files", "base.txt")), train_fn=FakeTrainer())
     for same in ([], ["--train_args", "--agent_files", "base.txt"]):
-        assert load_or_start(bench_args(out, "--resume", *same))[0]["train_args"] == ["--agent_files", "base.txt"]
+        assert load_or_start(bench_args(out, "--resume", *same))[0].train_args == ["--agent_files", "base.txt"]
     with pytest.raises(SystemExit) as e:
         load_or_start(bench_args(out, "--resume", "--train_args", "--agent_files", "other.txt"))
     assert str(e.value) == (f"time_to_skill: {out / CURVE_NAME} was trained with --train_args --agent_files base.txt, "
@@ -236,8 +237,8 @@ def test_a_resume_given_another_evaluation_setting_is_one_line(tmp_path, monkeyp
     monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
     run(*load_or_start(bench_args(out, *given)), train_fn=FakeTrainer())
     key = other[0][2:]
-    expected = load_or_start(bench_args(out, "--resume"))[0][key]
-    assert load_or_start(bench_args(out, "--resume", *same))[0][key] == expected
+    expected = load_or_start(bench_args(out, "--resume"))[0].fixed()[key]
+    assert load_or_start(bench_args(out, "--resume", *same))[0].fixed()[key] == expected
     with pytest.raises(SystemExit) as e:
         load_or_start(bench_args(out, "--resume", *other))
     assert str(e.value) == f"time_to_skill: {out / CURVE_NAME} was trained with {saved}: " \

@@ -13,7 +13,7 @@ the target speed, the clip the reset drew and, if that clip does not loop, the t
 had left before stopping at its last frame (a relative action, --ref_relative_actions, is an offset
 from that reference), the length, whether it fell and its task reward per decision (the test reward);
 the summary counts falls and episodes meeting the heading criterion (the full 20 s, task reward per
-decision >= 0.7: app/skill_training.episode_successes) for opening turns above and up to 90
+decision >= 0.7: app/skill_config.episode_successes) for opening turns above and up to 90
 degrees and, when some resets drew a non-looping clip, for looping and non-looping clips (with the
 falls that came after the clip ended). --train_args go to the world's command line (e.g. another
 --motion_file or --reset_motion_file: the resets are drawn from its clips). The JSON is written
@@ -35,12 +35,12 @@ configure_process_env()
 
 from app.build import load_world  # noqa: E402
 from app.evaluate import EpisodeRecorder, run_episodes  # noqa: E402
-from app.skill_training import EVAL_KEYS, episode_successes  # noqa: E402
+from app.skill_config import Criterion, episode_successes  # noqa: E402
 from util import math_util  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
 DEFAULT_ARGS = "args/train_amp_heading_humanoid3d_locomotion_fast_args.txt"
-CRITERION = {**EVAL_KEYS, "criterion": "task"}
+CRITERION = Criterion(kind="task")
 WIDE_TURN_DEG = 90.0
 
 
@@ -73,7 +73,7 @@ class OpeningRecorder(EpisodeRecorder):
 
 def run(argv, episodes):
     world = load_world(argv, enable_draw=False)
-    recorder = OpeningRecorder(world, CRITERION["episode_time"])
+    recorder = OpeningRecorder(world, CRITERION.episode_time)
     stats = run_episodes(world, episodes, recorder)
     meets = episode_successes(CRITERION, {"lengths_s": [s.length_s for s in stats],
                                           "rewards": [s.mean_reward for s in stats]})
