@@ -9,15 +9,16 @@ Provenance (recorded on every curve point and in every shipped policy's metadata
   order (the copies beside args.txt). Two chunks of one run hash alike; a changed step size or
   clip does not.
 
-A shipped skill (`write_package`) is named by the clip (`walk`) or, for another learner or task,
-by a name of its own (`gail_walk`, `amp_walk`): DEST/humanoid3d_<skill>_trained/ holds
-agent0_model.ckpt (.index, .data-*) and metadata.json (skill, the clip of its motion file, the
+A shipped skill (`write_package`) is a clip of the library (`walk`, `dog3d_trot`: its package
+DEST/<character>_<clip>_trained/ and DeepMimic's own run_ file ARGS_DIR/run_<character>_<clip>_args.txt,
+app/skill_recipes.py) or, for another learner or task, a skill of its own name (`gail_walk`:
+DEST/humanoid3d_<skill>_trained/ and ARGS_DIR/run_humanoid3d_<skill>_trained_args.txt). The folder
+holds agent0_model.ckpt (.index, .data-*) and metadata.json (skill, the clip of its motion file, the
 provenance, the resolved args and agent files, seed, workers, samples, iteration, training hours,
-the evaluation at the criterion and the criterion itself; the run's agent_schedule if it had one;
-for a learner from demonstrations, the dataset it learned from: `demonstrations`);
-ARGS_DIR/run_humanoid3d_<skill>_trained_args.txt plays it (`DeepMimic.py --arg_file ...`). The
-folder is written beside its final name and renamed into place, so a reader never sees half a
-package.
+the evaluation and the criterion; the run_ file that plays it; the run's agent_schedule, and the
+recipe's rules, reached criterion, ship decision and robustness evaluation where it had them; for
+a learner from demonstrations, the dataset it learned from: `demonstrations`). The folder is
+written beside its final name and renamed into place, so a reader never sees half a package.
 """
 import hashlib
 import json
