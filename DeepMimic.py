@@ -27,8 +27,10 @@ A flag given without a value means true.
 Keys: Esc quit; space pause; > / < one frame forward / back; . / , playback speed +-0.05, / back
 to 1; l reload the arg files; r reset the episode; t toggle training; k show/hide the reference
 character; x / z throw a small / big box; s write the character state to output/char_state.json;
-y trace the root and end effectors. Mouse: right drag pans, wheel zooms, left drag on a body
-pulls it (physics scenes), left drag elsewhere turns the camera.
+y trace the root and end effectors; arrow keys (heading scenes) steer the target: left / right
+turn the target heading by 15 degrees, up / down change the target speed by 0.5 m/s, and the
+scene's random targets stop. Mouse: right drag pans, wheel zooms, left drag on a body pulls it
+(physics scenes), left drag elsewhere turns the camera.
 """
 import json
 import sys

@@ -2,7 +2,13 @@
 
 The window loop (or the headless recorder) calls `tick()` every `tick_interval()` seconds and
 draws `frame()` with `camera` and `hud_content()`; input arrives as `keyboard(key)`,
-`mouse_button(...)`, `mouse_move(...)`, `scroll(...)`, so tests feed events directly.
+`special_key(name)` (keys that type no character: 'escape', the arrows), `mouse_button(...)`,
+`mouse_move(...)`, `scroll(...)`, so tests feed events directly.
+
+Arrow keys steer a scene with a target heading (heading_amp): left/right turn the target heading by
+HEADING_STEP, up/down change the target speed by TARGET_SPEED_STEP (the scene keeps it in its
+range); the first press makes the target the user's, with no more random changes
+(Scene.steer_target). Other scenes ignore them.
 
 Timing (deepmimic.md section 1): one frame is app.rollout.update_world's (1/60 s in
 num_update_substeps updates, each followed by the episode checks: an invalid episode resets, an
@@ -10,6 +16,7 @@ episode end ends and resets; the frame stops there). Each tick runs int(|speed|)
 least 1); below speed 1 the ticks come further apart (interval = frames / |speed| / 60 s). A
 negative speed plays backwards. A left-drag force is handed to the scene before every update.
 """
+import math
 from collections import deque
 
 import numpy as np
@@ -22,6 +29,8 @@ from env.render.picking import pick
 from util.atomic_write import write_json
 
 SPEED_STEP = 0.05
+HEADING_STEP = math.radians(15.0)     # target heading turned per arrow-key press
+TARGET_SPEED_STEP = 0.5               # target speed (m/s) changed per arrow-key press
 UI_FORCE_SCALE = 1000.0      # N per metre of mouse drag (character units)
 TRACE_LEN = 600              # frames kept per traced point
 TRACE_COLORS = [(0.8, 0.2, 0.2, 1.0), (0.2, 0.6, 0.2, 1.0), (0.2, 0.3, 0.8, 1.0),
@@ -97,6 +106,18 @@ class Viewer:
         if action is not None:
             action()
 
+    def special_key(self, name):
+        """A key that types no character: 'escape' quits, the arrows steer the scene's target."""
+        action = {
+            "escape": self._quit,
+            "left": lambda: self.scene.steer_target(HEADING_STEP, 0.0),
+            "right": lambda: self.scene.steer_target(-HEADING_STEP, 0.0),
+            "up": lambda: self.scene.steer_target(0.0, TARGET_SPEED_STEP),
+            "down": lambda: self.scene.steer_target(0.0, -TARGET_SPEED_STEP),
+        }.get(name)
+        if action is not None:
+            action()
+
     def _quit(self):
         self.quit = True
 
@@ -140,8 +161,8 @@ class Viewer:
         kind, *args = event
         if kind == "char":
             self.keyboard(args[0])
-        elif kind == "key" and args[0] == "escape":
-            self.keyboard("\x1b")
+        elif kind == "key":
+            self.special_key(args[0])
         elif kind == "mouse_button":
             self.mouse_button(*args)
         elif kind == "cursor":
@@ -248,7 +269,7 @@ class Viewer:
         if agent is not None:
             lines += [f"Mode: {'train' if agent.enable_training else 'test'}",
                       f"Return: {sum(agent.path.rewards):.2f}"]
-        return lines
+        return lines + self.scene.hud_lines()
 
 
 class DragHooks(WorldHooks):

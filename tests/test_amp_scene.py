@@ -371,3 +371,48 @@ def test_amp_args_files(path):
     assert args.parse_float("time_end_lim_max") == 20
     if path.name.startswith("run_"):
         assert args.parse_bools("train_agents") == [False]
+
+
+def policy_input_names(env):
+    """The names of the policy's state entries (env/sim/ct_state.py; imitate's ref<k>/... with
+    --tar_obs_steps) and goal entries."""
+    scene = env
+    return scene.state_layout.entry_names([b.name for b in scene.char_desc.bodies]) + scene.goal_names(0)
+
+
+def has_reference_in_the_policy(env):
+    """(phase or reference-pose entries in the policy's input, actions relative to the reference)."""
+    names = policy_input_names(env)
+    desc = env.get_layout_desc(0)
+    in_input = (desc["enable_phase_input"] or "phase" in names or bool(desc["tar_obs_steps"])
+                or any(name.startswith("ref") for name in names))
+    relative = desc["action_relative_to_reference"] or env.action_layout is not env.ctrl.action_layout
+    return in_input, relative
+
+
+@pytest.mark.parametrize("arg_file", [WALK_ARGS, HEADING_ARGS,
+                                      str(ARGS_DIR / "train_amp_humanoid3d_walk_fast_args.txt")],
+                         ids=lambda p: Path(p).name)
+def test_paper_form_amp_args_put_no_reference_in_the_policy(arg_file):
+    """DeepMimic's own AMP walk and heading files (and the fast walk file without the recipe's
+    --train_args): the policy sees its own state (and the goal) only, no phase, no reference pose,
+    and its action is an absolute PD target."""
+    env = make_env(arg_file)
+    assert len(policy_input_names(env)) == env.get_state_size(0) + env.get_goal_size(0)
+    assert has_reference_in_the_policy(env) == (False, False)
+    env.shutdown()
+
+
+@pytest.mark.parametrize("argv", [["args/run_humanoid3d_amp_walk_trained_args.txt"],
+                                  ["args/train_amp_humanoid3d_walk_fast_args.txt", "--ref_relative_actions",
+                                   "true", "--tar_obs_steps", "1", "2", "3"]],
+                         ids=["shipped_amp_walk", "fast_walk_with_the_recipe_train_args"])
+def test_the_reference_conditioned_amp_walk_has_the_reference(argv):
+    """The shipped AMP walk (its run_ file; trained from the fast file with the recipe's --train_args
+    --ref_relative_actions true --tar_obs_steps 1 2 3): reference poses in its state, actions
+    relative to the reference (the check above can fail)."""
+    env = make_env(*argv)
+    names = policy_input_names(env)
+    assert has_reference_in_the_policy(env) == (True, True)
+    assert sum(name.startswith("ref") for name in names) == 3 * (3 + 6 + 6 * 8 + 4)
+    env.shutdown()

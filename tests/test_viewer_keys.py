@@ -1,5 +1,6 @@
 """The viewer's keys, mouse and frame clock, driven by feeding events (no window), on the
-kin_char scene (motion playback) and the imitate scene without an agent (physics hooks)."""
+kin_char scene (motion playback), the imitate scene without an agent (physics hooks) and the
+heading_amp scene (the arrow keys steer its target; headless evaluation keeps it random)."""
 import json
 
 import numpy as np
@@ -240,7 +241,8 @@ def test_window_events_reach_the_viewer(viewer):
 
 class _FakeGlfw:
     """Just enough of the glfw module to capture the callbacks the render process installs."""
-    KEY_ESCAPE, PRESS, RELEASE, MOUSE_BUTTON_LEFT, MOUSE_BUTTON_RIGHT = 256, 1, 0, 0, 1
+    KEY_ESCAPE, PRESS, RELEASE, REPEAT, MOUSE_BUTTON_LEFT, MOUSE_BUTTON_RIGHT = 256, 1, 0, 2, 0, 1
+    KEY_RIGHT, KEY_LEFT, KEY_DOWN, KEY_UP = 262, 263, 264, 265
 
     def __init__(self):
         self.callbacks = {}
@@ -262,10 +264,119 @@ def test_glfw_callbacks_become_events():
     glfw.callbacks["char"](None, ord(">"))
     glfw.callbacks["key"](None, glfw.KEY_ESCAPE, 9, glfw.PRESS, 0)
     glfw.callbacks["key"](None, glfw.KEY_ESCAPE, 9, glfw.RELEASE, 0)
+    glfw.callbacks["key"](None, glfw.KEY_LEFT, 113, glfw.PRESS, 0)
+    glfw.callbacks["key"](None, glfw.KEY_LEFT, 113, glfw.REPEAT, 0)     # held down
+    glfw.callbacks["key"](None, glfw.KEY_LEFT, 113, glfw.RELEASE, 0)
+    for key in (glfw.KEY_RIGHT, glfw.KEY_UP, glfw.KEY_DOWN):
+        glfw.callbacks["key"](None, key, 0, glfw.PRESS, 0)
     glfw.callbacks["mouse_button"](None, glfw.MOUSE_BUTTON_RIGHT, glfw.PRESS, 0)
     glfw.callbacks["cursor_pos"](None, 5.0, 6.0)
     glfw.callbacks["scroll"](None, 0.0, 2.0)
     glfw.callbacks["window_size"](None, 640, 480)
-    assert events == [("char", ">"), ("key", "escape"), ("mouse_button", "right", True, 12.0, 34.0),
+    assert events == [("char", ">"), ("key", "escape"), ("key", "left"), ("key", "left"), ("key", "right"),
+                      ("key", "up"), ("key", "down"), ("mouse_button", "right", True, 12.0, 34.0),
                       ("cursor", 5.0, 6.0), ("scroll", 2.0), ("resize", 640, 480)]
     assert (hud.width, hud.height) == (640, 480)
+
+
+# ---- steering heading_amp's target with the arrow keys --------------------------------------
+
+HEADING_TRAINED = ["--arg_file", "args/run_humanoid3d_amp_heading_trained_args.txt"]
+HEADING_NO_AGENT = HEADING_TRAINED + ["--agent_files", "none", "--model_files", "none"]
+
+
+@pytest.fixture
+def heading_viewer():
+    viewer = make_viewer(HEADING_NO_AGENT)
+    yield viewer
+    viewer.world.shutdown()
+
+
+def goal_from_formula(scene, heading, speed):
+    """heading_amp's goal for a target (heading, speed): the target direction (cos h, 0, -sin h)
+    in the simulated root's heading frame (x, z), and the speed."""
+    from env.sim.ct_state import heading_frame
+    _, to_heading = heading_frame(scene.sim_char.get_state()[0][3:7])
+    direction = to_heading @ [np.cos(heading), 0.0, -np.sin(heading)]
+    return [direction[0], direction[2], speed]
+
+
+def test_arrow_keys_set_the_heading_goal_marker_and_hud(heading_viewer):
+    from app.viewer import HEADING_STEP, TARGET_SPEED_STEP
+    from env.scenes.heading_amp import ARROW_MARKERS, ARROW_STEP
+    viewer, scene = heading_viewer, heading_viewer.scene
+    assert scene.tar_heading == 0.0 and not scene.manual_target
+    speed = scene.tar_speed
+    viewer.handle_event(("key", "left"))
+    viewer.handle_event(("key", "left"))
+    viewer.handle_event(("key", "right"))
+    viewer.handle_event(("key", "left"))
+    assert HEADING_STEP == pytest.approx(np.radians(15))
+    assert scene.manual_target and scene.tar_heading == pytest.approx(np.radians(30))
+    assert scene.tar_speed == speed
+    np.testing.assert_allclose(scene.record_goal(0), goal_from_formula(scene, np.radians(30), speed), atol=1e-12)
+
+    for _ in range(10):
+        viewer.handle_event(("key", "down"))
+    assert scene.tar_speed == scene.tar_speed_min == 1.0                  # kept in the scene's range
+    viewer.handle_event(("key", "up"))
+    viewer.handle_event(("key", "up"))
+    assert scene.tar_speed == pytest.approx(1.0 + 2 * TARGET_SPEED_STEP)
+    for _ in range(20):
+        viewer.handle_event(("key", "up"))
+    assert scene.tar_speed == scene.tar_speed_max == 5.0
+    viewer.handle_event(("key", "down"))
+    viewer.tick()                                   # the goal at a later pose, the root turned
+    np.testing.assert_allclose(scene.record_goal(0), goal_from_formula(scene, np.radians(30), 4.5), atol=1e-12)
+
+    # the scene's marker: boxes from the root along the user's heading, spaced by the speed
+    root = scene.sim_char.get_root_pos()
+    _, last, _ = scene.draw_projectiles()[-1]
+    np.testing.assert_allclose(last - root, ARROW_MARKERS * ARROW_STEP * 4.5 *
+                               np.array([np.cos(np.radians(30)), 0, -np.sin(np.radians(30))]), atol=1e-12)
+    lines = viewer.hud_content()[0]
+    assert "Target heading: 30 deg (arrow keys)" in lines and "Target speed: 4.5 m/s" in lines
+
+
+def test_random_target_changes_stop_once_steered(heading_viewer):
+    viewer, scene = heading_viewer, heading_viewer.scene
+    headings = {scene.tar_heading}
+    for _ in range(30):                             # 0.5 s: the timer redraws every 0.2-0.5 s
+        viewer.tick()
+        headings.add(scene.tar_heading)
+    assert len(headings) >= 2
+    viewer.special_key("right")
+    target = (scene.tar_heading, scene.tar_speed)
+    for _ in range(60):                             # 1 s: 2 or more timer ends
+        viewer.tick()
+        assert (scene.tar_heading, scene.tar_speed) == target
+    viewer.keyboard("r")                            # a reset keeps the user's target
+    assert (scene.tar_heading, scene.tar_speed) == target
+
+
+def test_arrow_keys_are_ignored_without_a_target(viewer):
+    for key in ("left", "right", "up", "down"):
+        viewer.special_key(key)
+    assert viewer.scene.hud_lines() == [] and not viewer.quit
+
+
+def test_headless_evaluation_keeps_random_targets():
+    """app/evaluate.py (DeepMimic.py --headless --episodes) with the shipped heading policy: the
+    scene still draws its targets at random."""
+    from app.evaluate import evaluate
+    world = load_world(HEADING_TRAINED, enable_draw=False)
+    scene = world.env
+    targets = []
+    update_target = scene.update_target
+
+    def record(timestep):
+        update_target(timestep)
+        targets.append((scene.tar_heading, scene.tar_speed))
+
+    scene.update_target = record
+    try:
+        (stats,) = evaluate(world, 1, max_episode_time=1.0)
+    finally:
+        world.shutdown()
+    assert stats.length_s == pytest.approx(1.0) and not scene.manual_target
+    assert len({heading for heading, _ in targets}) >= 3     # 1 s: the timer redraws every 0.2-0.5 s

@@ -5,7 +5,9 @@ loaded into one process they resolve each other's symbols and crash (whichever c
 So the process running the world never loads OpenGL: it sends each frame's draw list, camera and
 HUD text down a socket, and gets back the image (headless) or the window's input events.
 
-Events (window): ('char', str), ('key', 'escape'), ('mouse_button', 'left'|'right', pressed, x, y),
+Events (window): ('char', str), ('key', 'escape'|'left'|'right'|'up'|'down') (keys that type no
+character: GLFW key codes by name, at a press and at each repeat while held),
+('mouse_button', 'left'|'right', pressed, x, y),
 ('cursor', x, y), ('scroll', steps), ('resize', width, height), ('close',).
 """
 import os
@@ -112,10 +114,12 @@ def serve(conn, width, height, headless, msaa, title):
 def install_window_callbacks(glfw, window, events, hud):
     """GLFW callbacks that append the events listed in the module docstring."""
     buttons = {glfw.MOUSE_BUTTON_LEFT: "left", glfw.MOUSE_BUTTON_RIGHT: "right"}
+    keys = {glfw.KEY_ESCAPE: "escape", glfw.KEY_LEFT: "left", glfw.KEY_RIGHT: "right",
+            glfw.KEY_UP: "up", glfw.KEY_DOWN: "down"}
 
     def on_key(_win, key, _scancode, action, _mods):
-        if key == glfw.KEY_ESCAPE and action == glfw.PRESS:
-            events.append(("key", "escape"))
+        if key in keys and action in (glfw.PRESS, glfw.REPEAT):
+            events.append(("key", keys[key]))
 
     def on_mouse_button(win, button, action, _mods):
         if button in buttons:

@@ -10,7 +10,12 @@ Task reward (0 after a fall): with v the centre of mass's mean horizontal veloci
 control step projected on the target direction (cos h, 0, -sin h):
     0 if v <= 0, else exp(-vel_reward_scale e^2),  e = v* - v  (max(e, 0) with enable_min_tar_vel)
 vel_reward_scale defaults to 1. No target distance failure.
+Manual target (the viewer's arrow keys, not DeepMimic's): set_target(heading, speed) fixes the target
+(speed clamped to [tar_speed_min, tar_speed_max]); from then on neither the timer nor a reset draws
+a new one. Training and headless evaluation never call it, so their targets stay random.
 """
+import math
+
 import numpy as np
 
 from env.scenes.target_amp import TargetAMPScene
@@ -38,21 +43,31 @@ class HeadingAMPScene(TargetAMPScene):
                              f"{self.tar_speed_max} must satisfy 0 < min <= max")
         self.vel_reward_scale = args.parse_float("vel_reward_scale", 1.0)
         self.tar_heading = 0.0
+        self.manual_target = False     # set_target was called: no random target changes
 
     def reset_target(self):
         super().reset_target()
+        if self.manual_target:
+            return
         self.tar_heading = 0.0
         self.tar_speed = self.rng.uniform(self.tar_speed_min, self.tar_speed_max)
 
     def update_target(self, timestep):
         super().update_target(timestep)
-        if self.target_timer.is_end():
+        if self.target_timer.is_end() and not self.manual_target:
             if self.rng.random() < self.sharp_turn_prob:
                 self.tar_heading += self.rng.uniform(-np.pi, np.pi)
             else:
                 self.tar_heading += self.rng.normal(0.0, self.max_heading_turn_rate)
             if self.rng.random() < self.speed_change_prob:
                 self.tar_speed = self.rng.uniform(self.tar_speed_min, self.tar_speed_max)
+
+    def set_target(self, heading, speed):
+        """Fixes the target heading (rad, about y from world +x) and speed (clamped to the scene's
+        range) and stops the random target changes, resets included."""
+        self.tar_heading = float(heading)
+        self.tar_speed = float(np.clip(speed, self.tar_speed_min, self.tar_speed_max))
+        self.manual_target = True
 
     def target_dir(self):
         return np.array([np.cos(self.tar_heading), 0.0, -np.sin(self.tar_heading)])
@@ -77,6 +92,18 @@ class HeadingAMPScene(TargetAMPScene):
         com_vel[1] = 0.0
         speed = float(self.target_dir() @ com_vel)
         return self.speed_reward(speed, self.vel_reward_scale) if speed > 0 else 0.0
+
+    # ---- viewer hooks ------------------------------------------------------------------------
+
+    def steer_target(self, turn, speed_change):
+        """The viewer's arrow keys: the target heading turned by `turn` rad (positive: left) and the
+        speed changed by `speed_change`; the target is the user's from then on (set_target)."""
+        self.set_target(self.tar_heading + turn, self.tar_speed + speed_change)
+
+    def hud_lines(self):
+        heading = math.degrees(math.remainder(self.tar_heading, 2 * math.pi))
+        source = "arrow keys" if self.manual_target else "random"
+        return [f"Target heading: {heading:.0f} deg ({source})", f"Target speed: {self.tar_speed:.1f} m/s"]
 
     def draw_projectiles(self):
         """A row of small boxes from the root along the target heading, longer when faster."""

@@ -7,9 +7,10 @@ of mean time_lim_exp, capped at time_lim_max; the defaults, infinite, never end 
 
 Drawing hooks for the viewer (all in character-file units, y up, ground at height 0):
 draw_characters() -> [(CharacterDesc, body_pos (15, 3), body_rot (15, 4), 'sim' | 'kin')],
-camera_focus() -> (3,), draw_projectiles() -> [(size (3,), pos (3,), rot (4,))]. Interaction
-hooks: apply_force(body_id, force, world_pos) and throw_projectile(big); scenes without physics
-keep the no-op defaults.
+camera_focus() -> (3,), draw_projectiles() -> [(size (3,), pos (3,), rot (4,))], hud_lines() -> the
+scene's lines of HUD text. Interaction hooks: apply_force(body_id, force, world_pos),
+throw_projectile(big) and steer_target(turn, speed_change) (heading_amp's target, from the arrow
+keys); scenes without physics or without a target keep the no-op defaults.
 """
 import math
 from dataclasses import dataclass, replace
@@ -114,8 +115,16 @@ class Scene(Env):
         task (dribble_amp: the ball, the target flag and its circle)."""
         return [], []
 
+    def hud_lines(self):
+        """Text lines the scene adds to the viewer's HUD (heading_amp: its target)."""
+        return []
+
     def apply_force(self, body_id, force, world_pos):
         pass
 
     def throw_projectile(self, big=False):
         pass
+
+    def steer_target(self, turn, speed_change):
+        """Turns the task's target heading by `turn` rad (positive: left, about +y) and changes its
+        speed by `speed_change` (m/s); scenes without such a target ignore it."""
