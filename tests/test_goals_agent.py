@@ -1,7 +1,9 @@
 """GoalsAgent on the goals_point scene: config errors name their key; goals are chosen every
 GoalSteps decisions and kept between; a short training run logs every column; its checkpoint
 holds the three networks in TF1 names and loads into a fresh agent; --resume continues the run
-with its habituation state."""
+with its habituation state; the action policy's reward is stability + MotionPriorWeight x the
+scene's reward; with TrainActionPolicy false a loaded action policy, inverse model and
+normalisers stay bitwise as loaded while the goal policy learns from the scene's reward."""
 import json
 
 import numpy as np
@@ -56,11 +58,20 @@ def make_world(tmp_path, *extra, seed=0, **overrides):
     ({"GoalDiscount": 1.0}, r"GoalDiscount: must be in \[0, 1\)"),
     ({"InverseModelNet": "nope"}, "InverseModelNet: unknown net 'nope'"),
     ({"NumGoals": "four"}, "NumGoals: expects an integer"),
+    ({"MotionPriorWeight": -0.5}, "MotionPriorWeight: must be >= 0, got -0.5"),
+    ({"MotionPriorWeight": "high"}, "MotionPriorWeight: expects a number"),
+    ({"MotionPriorWeigth": 0.5}, "MotionPriorWeigth: unknown key"),
+    ({"TrainActionPolicy": "false"}, "TrainActionPolicy: expects true or false"),
+    ({"TrainActionPolicy": 0}, "TrainActionPolicy: expects true or false"),
+    ({"TrainActionPolicys": False}, "TrainActionPolicys: unknown key"),
+    ({"TrainActionPolicy": False, "MotionPriorWeight": 0.5},
+     "MotionPriorWeight: must be 0 when TrainActionPolicy is false"),
 ])
 def test_config_errors_name_the_key(tmp_path, overrides, match):
     path = write_agent(tmp_path / "agent.txt", **overrides)
-    with pytest.raises(ConfigError, match=match):
+    with pytest.raises(ConfigError, match=match) as err:
         load_agent_config(str(path))
+    assert "\n" not in str(err.value)
 
 
 def test_config_missing_required_net(tmp_path):
@@ -74,6 +85,7 @@ def test_config_missing_required_net(tmp_path):
 def test_defaults_and_registry(tmp_path):
     cls, config, _ = load_agent_config(str(write_agent(tmp_path / "agent.txt")))
     assert cls is GoalsAgent and config.num_goals == 4 and config.goal_steps == 10
+    assert config.motion_prior_weight == 0.0 and config.train_action_policy is True
 
 
 def test_goals_chosen_every_goal_steps(tmp_path):
@@ -156,13 +168,16 @@ def fill_buffer(world, paths):
     return agent
 
 
-def test_goal_batch_sums_habituated_rewards_per_goal_segment(tmp_path):
+@pytest.mark.parametrize("train_action_policy", [True, False])
+def test_goal_batch_sums_habituated_rewards_per_goal_segment(tmp_path, train_action_policy):
     """The goal policy's return per goal decision: within each segment of GoalSteps decisions the
-    sum of reward_hab x reward + stab_hab x stability, then discounted over segments
-    (GoalDiscount). Distinct known factors are written into the buffer, so a swapped or missing
-    factor changes the result; the goal critic is zeroed so rewards-to-go are plain sums."""
+    sum of reward_hab x reward + stab_hab x stability (TrainActionPolicy false: of the reward
+    alone), then discounted over segments (GoalDiscount). Distinct known factors are written into
+    the buffer, so a swapped or missing factor changes the result; the goal critic is zeroed so
+    rewards-to-go are plain sums."""
     seed_rank(5)
-    world = make_world(tmp_path, GoalSteps=3, GoalDiscount=0.8, BatchSize=100000, ReplayBufferSize=300000)
+    world = make_world(tmp_path, GoalSteps=3, GoalDiscount=0.8, BatchSize=100000, ReplayBufferSize=300000,
+                       TrainActionPolicy=train_action_policy)
     agent = fill_buffer(world, 3)
     buf = agent.replay_buffer
     rng = np.random.default_rng(0)
@@ -178,6 +193,8 @@ def test_goal_batch_sums_habituated_rewards_per_goal_segment(tmp_path):
         steps = slots[:-1]
         step_r = buf.data["reward_habs"][steps] * buf.data["rewards"][steps] + \
             buf.data["stab_habs"][steps] * stab[start:start + n]
+        if not train_action_policy:
+            step_r = buf.data["rewards"][steps]
         start += n + 1
         seg = [step_r[k:k + 3].sum() for k in range(0, n, 3)]
         expected += [sum(0.8 ** j * r for j, r in enumerate(seg[k:])) for k in range(len(seg))]
@@ -213,22 +230,26 @@ class _BatchCaptured(Exception):
     pass
 
 
-def test_action_policy_is_trained_on_the_stability_reward(tmp_path):
+@pytest.mark.parametrize("prior_weight", [0.0, 0.5])
+def test_action_policy_reward_is_stability_plus_motion_prior(tmp_path, prior_weight):
     """The PPO step of the action policy gets, per decision, the stability reward of the inverse
     model's prediction (written out here by hand with distinct GoalErrorFactor, ActionErrorFactor
-    and ActionErrorDiscount), not the env's reward: with the critic zeroed the batch's returns are
-    the stability rewards discounted by Discount x TDLambda within each path."""
+    and ActionErrorDiscount) plus MotionPriorWeight x the env's reward (distinct known values
+    written into the buffer; with weight 0 PPO must not see them): with the critic zeroed the
+    batch's returns are these rewards discounted by Discount x TDLambda within each path. The
+    log's Motion_Prior_Mean is the env reward's mean over the decisions."""
     seed_rank(7)
     gef, aef, aed, discount, lam = 1.7, 0.6, 0.3, 0.9, 0.5
     world = make_world(tmp_path, GoalErrorFactor=gef, ActionErrorFactor=aef, ActionErrorDiscount=aed,
-                       Discount=discount, TDLambda=lam, BatchSize=100000, ReplayBufferSize=300000)
+                       Discount=discount, TDLambda=lam, BatchSize=100000, ReplayBufferSize=300000,
+                       MotionPriorWeight=prior_weight)
     agent = fill_buffer(world, 3)
     buf = agent.replay_buffer
-    buf.data["rewards"][:] = 5.0                   # the env's reward, which PPO must not see
+    buf.data["rewards"][:] = np.random.default_rng(1).uniform(0.0, 1.0, buf.data["rewards"].shape)
     agent._critic_tf = lambda inputs: tf.zeros(len(inputs[0]))
 
     paths = buf.path_slots()
-    expected = []
+    expected, priors = [], []
     for slots in paths:
         steps = np.asarray(slots[:-1])
         a_pred, logits = agent._inverse_tf(agent._norm_states(buf.data["states"][steps]),
@@ -244,11 +265,13 @@ def test_action_policy_is_trained_on_the_stability_reward(tmp_path):
         e_a = np.tanh(np.abs(norm_a - a_pred).mean(axis=1)) * p_a
         stab = 1.0 - (1.0 - aed * e_a) * (gef * e_g * (1.0 - e_a) + aef * e_a * (1.0 - e_g))
         stab = np.clip(stab, -1.0, 1.0)
+        reward = stab + prior_weight * buf.data["rewards"][steps]
         ret, returns = 0.0, np.zeros(len(steps) + 1)
         for k in reversed(range(len(steps))):
-            ret = stab[k] + discount * lam * ret
+            ret = reward[k] + discount * lam * ret
             returns[k] = ret
         expected.append(returns)
+        priors.append(buf.data["rewards"][steps])
     expected = np.concatenate(expected)
     assert np.ptp(expected) > 0.05                   # the stability rewards vary: the check has teeth
 
@@ -263,4 +286,51 @@ def test_action_policy_is_trained_on_the_stability_reward(tmp_path):
         agent._train_step()
     batch = captured["batch"]
     np.testing.assert_allclose(batch.returns, expected, rtol=1e-5, atol=1e-6)
+    assert agent._batch_info["motion_prior_mean"] == pytest.approx(np.mean(np.concatenate(priors)), rel=1e-12)
+    world.shutdown()
+
+
+def model_state(agent, networks):
+    """{name: array} of the networks' variables and of the normalisers' statistics."""
+    state = {name: var.numpy().copy() for net in networks for name, var in net.variables.items()}
+    for scope, norm in agent._normalizers().items():
+        for field in ("mean", "std", "mean_sq", "count"):
+            state[f"{scope}/{field}"] = np.array(getattr(norm, field), copy=True)
+    return state
+
+
+def test_frozen_action_policy_keeps_weights_and_normalisers(tmp_path):
+    """TrainActionPolicy false, the hierarchy's checkpoint loaded with --model_files: after three
+    training iterations the action policy (actor, critic), the inverse model and the normalisers
+    are bitwise as loaded, and so are they in the run's own checkpoint, while the goal policy's
+    weights changed. The log has the goal policy's columns and no action-policy step columns."""
+    seed_rank(8)
+    (tmp_path / "pre").mkdir()
+    pre = make_world(tmp_path / "pre")
+    run_until(pre, 1)                                # the normalisers have recorded samples
+    pre.save_outputs()
+    pre.shutdown()
+    loaded_ckpt = tmp_path / "pre" / "out" / "agent0_model.ckpt"
+
+    world = make_world(tmp_path, "--model_files", loaded_ckpt, TrainActionPolicy=False)
+    agent = world.agents[0]
+    frozen = model_state(agent, [agent.model, agent.inverse_model])
+    goal_before = model_state(agent, [agent.goal_policy])
+    run_until(world, 3)
+    after = model_state(agent, [agent.model, agent.inverse_model])
+    for name, val in frozen.items():
+        np.testing.assert_array_equal(after[name], val, err_msg=name)
+    goal_after = model_state(agent, [agent.goal_policy])
+    changed = [name for name in agent.goal_policy.variables if not np.array_equal(goal_after[name], goal_before[name])]
+    assert len(changed) == len(agent.goal_policy.variables)
+
+    world.save_outputs()
+    loaded, saved = read_checkpoint(str(loaded_ckpt)), read_checkpoint(str(tmp_path / "out" / "agent0_model.ckpt"))
+    kept = [name for name in loaded if name.startswith(("agent/main/", "agent/inverse/", "agent/resource/"))]
+    assert len(kept) > 10 and any(name.startswith("agent/goal/") for name in saved)
+    for name in kept:
+        np.testing.assert_array_equal(saved[name], loaded[name], err_msg=name)
+    header, rows = read_log(tmp_path / "out" / "agent0_log.txt")
+    assert len(rows) == 3 and np.all(np.isfinite(rows))
+    assert all(column in header for column in LOG_COLUMNS) and "Actor_Loss" not in header
     world.shutdown()

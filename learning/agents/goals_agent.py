@@ -6,24 +6,41 @@ Three learners, each with its own MPI solver(s):
   state (and the env's goal, if any). It chooses at the first decision of an episode and then
   every GoalSteps decisions; training samples draw from softmax(logits), test ones take argmax.
 - Action policy (agent/main/..., DeepMimic's actor-critic): PPO with a Gaussian actor whose input
-  is [state, (env goal), one-hot of the current goal]; rewarded by the stability reward.
+  is [state, (env goal), one-hot of the current goal]; rewarded by the stability reward plus
+  MotionPriorWeight x the scene's reward (the motion prior).
 - Inverse model (agent/inverse/..., learning/models/inverse_model.py): predicts (a_t, g_t) from
   (s_t, s_t+1); its loss, and the stability reward computed from its errors, are documented in
   learning/goals_util.py.
 
 Rewards, per decision t of goal g_t (r_t the env's external reward, stab_t the stability reward
-from the inverse model as it is at the start of the iteration, before its update):
-    action policy:  r_t^a = stab_t                                     (in [-1, 1])
+from the inverse model as it is at the start of the iteration, before its update, w the
+MotionPriorWeight):
+    action policy:  r_t^a = stab_t + w r_t         (in [-1 + w r_min, 1 + w r_max]; w = 0: stab_t)
     goal policy:    r_t^g = rh_t r_t + sh_t stab_t
 with rh_t the reward habituation and sh_t the chosen goal's stability habituation at that time
 (learning/goals_util.py; both evolve only on training steps, per rank). A goal decision k spanning
-decisions [t_k, t_{k+1}) earns R_k = sum_t r_t^g (undiscounted within the segment).
+decisions [t_k, t_{k+1}) earns R_k = sum_t r_t^g (undiscounted within the segment). On the
+imitate scene r_t is DeepMimic's imitation reward: w r_t is a motion prior that keeps the body up
+and human-like, which the stability reward alone cannot (the reference hierarchy rewards the
+action policy with stab_t only).
+
+TrainActionPolicy false (a pretrained action policy, loaded with --model_files): the action
+policy (actor and critic), the inverse model and the normalisers (s_norm, g_norm, a_norm, which
+the goal policy shares) keep their loaded values, and the goal policy learns a task from
+    goal policy:    r_t^g = r_t
+(no stability term: it rewards the skills' predictability, which the frozen learners no longer
+trade against the task; no reward habituation: it shrinks the reward whenever the task goes better
+than its running mean, which works against learning the task). The habituation state still evolves
+and is logged; the action policy still acts with its exploration (ExpParams), as it was trained;
+checkpoints hold every network.
 
 Advantages: GAE-lambda (learning/rl_util.gae_lambda): the action policy per decision with
 Discount and TDLambda, the goal policy per goal decision with GoalDiscount and GoalLambda. The
-value after a path's last step is 0 after a Fail or Succ end and the critic's after a time-limit
-(Null) end. Critic targets are the lambda-returns (advantage + value) for the action policy (as
-PPOAgent, clipped to [-1, 1] / (1 - Discount)) and the rewards-to-go for the goal policy.
+value after a path's last step is the critic's after a time-limit (Null) end; after a Fail or Succ
+end it is 0 for the goal policy and w r_fail / (1 - Discount) or w r_succ / (1 - Discount) for the
+action policy (no stability reward after an end). Critic targets are the lambda-returns (advantage
++ value) for the action policy (as PPOAgent, clipped to the range of r_t^a over 1 - Discount) and
+the rewards-to-go for the goal policy.
 Advantages are normalised per rank and clipped to +-NormAdvClip, as PPOAgent does.
 
 Each iteration (one collective _train_step, the same number of minibatches on every rank):
@@ -54,7 +71,7 @@ from learning.solvers.mpi_solver import MPISolver
 
 LOG_COLUMNS = ("Goal_Actor_Loss", "Goal_Critic_Loss", "Goal_Clip_Frac", "Goal_Entropy", "Goal_Return_Mean",
                "InvModel_Loss", "InvModel_Action_Err", "InvModel_Goal_Acc", "Stability_Reward_Mean",
-               "Stability_Habituation_Min", "Reward_Habituation", "Goals_Used")
+               "Motion_Prior_Mean", "Stability_Habituation_Min", "Reward_Habituation", "Goals_Used")
 
 
 class GoalBatch(NamedTuple):
@@ -87,9 +104,14 @@ class GoalsAgent(PPOAgent):
     # ---- set-up ----
     def _load_params(self, config):
         super()._load_params(config)
-        gamma = config.discount
-        self.val_min, self.val_max = -1 / (1 - gamma), 1 / (1 - gamma)   # stability rewards in [-1, 1]
-        self.val_fail = self.val_succ = 0.0
+        env, i, gamma, w = self.env, self.id, config.discount, config.motion_prior_weight
+        # action rewards stab + w r: stab in [-1, 1], r in the env's [r_min, r_max]; no stab after an end
+        self.val_min = (-1 + w * env.get_reward_min(i)) / (1 - gamma)
+        self.val_max = (1 + w * env.get_reward_max(i)) / (1 - gamma)
+        self.val_fail = w * env.get_reward_fail(i) / (1 - gamma)
+        self.val_succ = w * env.get_reward_succ(i) / (1 - gamma)
+        if not config.train_action_policy:
+            self.need_normalizer_update = False     # the loaded normalisers are the frozen policy's
         self.num_goals = config.num_goals
         self.local_goal_mini_batch_size = max(int(np.ceil(config.goal_mini_batch_size / mpi_util.size())), 1)
         self.stab_hab = np.ones(config.num_goals)
@@ -146,18 +168,23 @@ class GoalsAgent(PPOAgent):
                 loss = critic_loss(tar_vals, gp.critic(list(inputs)))
             return loss, tape.gradient(loss, gp.critic_vars)
 
+        def inverse_loss(s0, s1, norm_a, goal_ids, p_a):
+            a_pred, logits = inv(s0, s1)
+            g = tf.one_hot(goal_ids, cfg.num_goals)
+            loss, _, _ = inverse_model_loss(norm_a, a_pred, g, tf.nn.softmax(logits), p_a,
+                                            cfg.inverse_model_goal_error_base)
+            return loss
+
         @tf.function(input_signature=[state, state, act, ids, vec])
         def inverse_step(s0, s1, norm_a, goal_ids, p_a):
             with tf.GradientTape() as tape:
-                a_pred, logits = inv(s0, s1)
-                g = tf.one_hot(goal_ids, cfg.num_goals)
-                loss, _, _ = inverse_model_loss(norm_a, a_pred, g, tf.nn.softmax(logits), p_a,
-                                                cfg.inverse_model_goal_error_base)
+                loss = inverse_loss(s0, s1, norm_a, goal_ids, p_a)
             return loss, tape.gradient(loss, inv.trainable_variables)
 
         self._goal_actor_step = goal_actor_step
         self._goal_critic_step = goal_critic_step
         self._inverse_step = inverse_step
+        self._inverse_loss = tf.function(inverse_loss, input_signature=[state, state, act, ids, vec])
 
     def _build_solvers(self):
         super()._build_solvers()
@@ -243,8 +270,11 @@ class GoalsAgent(PPOAgent):
 
     # ---- the action policy's PPO step (PPOAgent's, with these hooks) ----
     def _fetch_batch_rewards(self, idx):
-        """Stability rewards of the slots idx (0 at path ends) from the inverse model as it is now;
-        keeps the batch's inverse-model statistics for the log and the goal policy."""
+        """The action policy's rewards of the slots idx (0 at path ends),
+            r_t^a = stab_t + MotionPriorWeight x r_t,
+        stab_t the stability reward from the inverse model as it is now (learning/goals_util.py),
+        r_t the scene's own reward (the motion prior). Keeps stab_t for the goal policy and the
+        batch's inverse-model and prior statistics for the log (Motion_Prior_Mean: mean r_t)."""
         buf = self.replay_buffer
         valid = ~buf.is_path_end(idx)
         slots = idx[valid]
@@ -259,12 +289,14 @@ class GoalsAgent(PPOAgent):
         cfg = self.config
         stab = stability_reward(norm_a, a_pred, goal_ids, g_pred, p_a, cfg.goal_error_factor,
                                 cfg.action_error_factor, cfg.action_error_discount)
+        prior = buf.get("rewards", slots).astype(np.float64)
+        self._batch_stability = np.zeros(idx.size)
+        self._batch_stability[valid] = stab
         rewards = np.zeros(idx.size)
-        rewards[valid] = stab
-        self._batch_stability = rewards
+        rewards[valid] = stab + cfg.motion_prior_weight * prior
         self._batch_info = {"inv_action_err": float(np.mean(np.abs(norm_a - a_pred))),
                             "inv_goal_acc": float(np.mean(np.argmax(g_pred, axis=-1) == goal_ids)),
-                            "stability_mean": float(np.mean(stab))}
+                            "stability_mean": float(np.mean(stab)), "motion_prior_mean": float(np.mean(prior))}
         return rewards
 
     def _compute_batch_vals(self, idx, is_end):
@@ -274,7 +306,8 @@ class GoalsAgent(PPOAgent):
         goal_ids[ends] = goal_ids[ends - 1]          # an end state is valued under its path's last goal
         inputs = self._main_inputs(buf.get("states", idx), buf.get("goals", idx), goal_ids)
         vals = self._critic_tf(tuple(inputs)).numpy().astype(np.float64)
-        vals[is_end & (buf.terminate[idx] != int(Terminate.Null))] = 0.0
+        vals[is_end & buf.check_terminate(idx, Terminate.Fail)] = self.val_fail
+        vals[is_end & buf.check_terminate(idx, Terminate.Succ)] = self.val_succ
         return vals
 
     def _compute_batch_new_vals(self, paths, rewards, vals):
@@ -291,11 +324,17 @@ class GoalsAgent(PPOAgent):
 
     # ---- the whole step ----
     def _train_step(self):
-        super()._train_step()
+        """The action policy's PPO step, the goal policy's, the inverse model's; with
+        TrainActionPolicy false the goal policy's alone (the action policy's log columns are then
+        absent, InvModel_Loss is the frozen model's loss on the batch)."""
+        if self.config.train_action_policy:
+            super()._train_step()
+        else:
+            self._fetch_batch_rewards(np.concatenate(self.replay_buffer.path_slots()))   # stab_t, the log's stats
         info = dict(self._batch_info)
         goal_batch, goal_counts = self._build_goal_batch()
         info.update(self._update_goal_policy(goal_batch))
-        info["inv_loss"] = self._update_inverse_model()
+        info["inv_loss"] = self._update_inverse_model(self.config.train_action_policy)
         info = mpi_util.reduce_dict_mean(info)
         counts = mpi_util.reduce_sum(goal_counts)
         columns = {
@@ -303,7 +342,7 @@ class GoalsAgent(PPOAgent):
             "Goal_Clip_Frac": info["goal_clip_frac"], "Goal_Entropy": info["goal_entropy"],
             "Goal_Return_Mean": info["goal_return_mean"], "InvModel_Loss": info["inv_loss"],
             "InvModel_Action_Err": info["inv_action_err"], "InvModel_Goal_Acc": info["inv_goal_acc"],
-            "Stability_Reward_Mean": info["stability_mean"],
+            "Stability_Reward_Mean": info["stability_mean"], "Motion_Prior_Mean": info["motion_prior_mean"],
             "Stability_Habituation_Min": float(mpi_util.reduce_min(float(self.stab_hab.min()))),
             "Reward_Habituation": float(mpi_util.reduce_mean(self.reward_hab.value)),
             "Goals_Used": goals_used(counts)}
@@ -321,7 +360,10 @@ class GoalsAgent(PPOAgent):
             steps = slots[:-1]
             stab = self._batch_stability[start:start + n]
             start += n + 1
-            step_r = buf.get("reward_habs", steps) * buf.get("rewards", steps) + buf.get("stab_habs", steps) * stab
+            if cfg.train_action_policy:
+                step_r = buf.get("reward_habs", steps) * buf.get("rewards", steps) + buf.get("stab_habs", steps) * stab
+            else:
+                step_r = buf.get("rewards", steps).astype(np.float64)      # frozen action policy: the task's
             starts = np.nonzero(buf.get("flags", steps) & self.GOAL_START_FLAG)[0]
             seg_r = np.add.reduceat(step_r, starts)
             dec = steps[starts]
@@ -368,8 +410,9 @@ class GoalsAgent(PPOAgent):
         info["goal_return_mean"] = float(np.mean(batch.rewards_to_go))
         return info
 
-    def _update_inverse_model(self):
-        """The inverse model's minibatches over this iteration's transitions; mean loss."""
+    def _update_inverse_model(self, train=True):
+        """The inverse model's minibatches over this iteration's transitions; mean loss. train
+        False: no step, the loss over all of them."""
         cfg, buf = self.config, self.replay_buffer
         idx = np.concatenate(buf.path_slots())
         slots = idx[~buf.is_path_end(idx)]
@@ -378,6 +421,8 @@ class GoalsAgent(PPOAgent):
         norm_a = self.a_norm.normalize(buf.get("actions", slots)).astype(np.float32)
         goal_ids = buf.get("goal_ids", slots).astype(np.int32)
         p_a = relative_likelihood(buf.get("logps", slots), self.model.logp_at_mean_np).astype(np.float32)
+        if not train:
+            return float(self._inverse_loss(s0, s1, norm_a, goal_ids, p_a))
         mini_batches = int(np.ceil(mpi_util.reduce_sum(slots.size) / self.mini_batch_size))
         size = self.local_mini_batch_size
         order = np.arange(slots.size)

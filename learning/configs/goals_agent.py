@@ -1,5 +1,5 @@
-"""GoalsAgent's config: the goal policy, the inverse model, the stability reward and the habituation
-(learning/agents/goals_agent.py)."""
+"""GoalsAgent's config: the goal policy, the inverse model, the stability reward, the habituation,
+the motion prior and the frozen-action-policy mode (learning/agents/goals_agent.py)."""
 from dataclasses import dataclass
 
 from learning.configs.config import key, range_problems
@@ -31,6 +31,11 @@ class GoalsAgentConfig(PPOAgentConfig):
     stability_restoration_factor: float = key("StabilityRestorationFactor", 0.01)
     reward_habituation_factor: float = key("RewardHabituationFactor", 0.001)
     reward_restoration_factor: float = key("RewardRestorationFactor", 0.001)
+    # w of the action policy's reward stab_t + w r_t (r_t: the scene's own reward); 0: stability only
+    motion_prior_weight: float = key("MotionPriorWeight", 0.0)
+    # false: the action policy, the normalisers and the inverse model stay as loaded (--model_files);
+    # the goal policy learns from the scene's reward alone
+    train_action_policy: bool = key("TrainActionPolicy", True)
 
     def problems(self):
         yield from super().problems()
@@ -53,4 +58,8 @@ class GoalsAgentConfig(PPOAgentConfig):
         yield from range_problems("in (0, 1)", ("InverseModelGoalErrorBase", self.inverse_model_goal_error_base))
         yield from range_problems(">= 0", ("ActionErrorFactor", self.action_error_factor),
                                   ("GoalErrorFactor", self.goal_error_factor),
-                                  ("GoalEntropyWeight", self.goal_entropy_weight))
+                                  ("GoalEntropyWeight", self.goal_entropy_weight),
+                                  ("MotionPriorWeight", self.motion_prior_weight))
+        if not self.train_action_policy and self.motion_prior_weight != 0:
+            yield "MotionPriorWeight", (f"must be 0 when TrainActionPolicy is false (the frozen action policy "
+                                        f"learns from no reward), got {self.motion_prior_weight}")
