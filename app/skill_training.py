@@ -12,8 +12,8 @@
 file with the project's recipe on top) and --motion FILE a user's humanoid3d clip with the walk's row,
 into output/skills/<name> (or --output); it goes on with a run already there, applies the recipe's
 rules (the discount switch of stalled runs, the ship decision) and ships the policy
-(app/skill_package.py: data/policies/<character>_<name>_trained/ with its metadata, and DeepMimic's
-own run_ file, args/run_<character>_<name>_args.txt, to play it).
+(app/skill_package.py: data/policies/<character>_<clip>_trained/ with its metadata, and DeepMimic's
+own run_ file, args/run_<character>_<clip>_args.txt, to play it).
 
 The run folder (--output) holds the training's output (checkpoint, resume state, log, intermediate
 checkpoints) and the curve, time_to_skill.json. Rounds until the criterion or --max_samples:
