@@ -167,6 +167,15 @@ def demonstrations(run_args):
             "expert_model_file": data.metadata.get("expert", {}).get("model_file")}
 
 
+def copy_checkpoint(src, dest):
+    """Copies the TF checkpoint with prefix `src` (its .index and .data-* files) to prefix `dest`."""
+    src, dest = Path(src), Path(dest)
+    for path in src.parent.glob(f"{src.name}.*"):
+        suffix = path.name[len(src.name):]
+        if suffix == ".index" or suffix.startswith(".data-"):
+            shutil.copy2(path, dest.parent / f"{dest.name}{suffix}")
+
+
 def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None, package=None,
                   run_args=None):
     """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
@@ -184,11 +193,7 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     staging = dest / f".{package}.staging"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    checkpoint = Path(checkpoint)
-    for src in checkpoint.parent.glob(f"{checkpoint.name}.*"):
-        suffix = src.name[len(checkpoint.name):]
-        if suffix == ".index" or suffix.startswith(".data-"):
-            shutil.copy2(src, staging / f"{MODEL_NAME}{suffix}")
+    copy_checkpoint(checkpoint, staging / MODEL_NAME)
     if not (staging / f"{MODEL_NAME}.index").is_file():
         raise ValueError(f"{checkpoint}: no checkpoint to ship")
     texts = agent_texts(run_dir, played_args)

@@ -69,7 +69,7 @@ from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, 
 from app.skill_config import (CURVE_NAME, MODEL_NAME, ROOT, criterion_met, episode_successes, load_or_start,
                               parse_args)
 from app.skill_curve import compare, format_point, log_rows_by_iter, pending_checkpoints, read_resume, save_curve
-from app.skill_package import check_free, provenance, run_args_name, write_package
+from app.skill_package import check_free, copy_checkpoint, provenance, run_args_name, write_package
 from app.skill_recipes import FAR_AGENT_FILE, ROBUST_EPISODES, ROBUST_SEED, discount_switch, ship_point
 from env.style_error import clip_root_speed
 from util.cli import configure_process_env
@@ -233,6 +233,7 @@ def add_point(cfg, curve, iteration, model):
              "criterion_met": criterion_met(crit, ev),
              "checkpoint": str(model), **provenance(out, ROOT)}
     if point["criterion_met"] and cfg.recipe_rules:
+        point["kept_checkpoint"] = keep_checkpoint(out, model, iteration)
         print(f"robustness: {ROBUST_EPISODES} episodes of seed {ROBUST_SEED}...", flush=True)
         robust = evaluate_checkpoint(cfg, model, seed=ROBUST_SEED, episodes=ROBUST_EPISODES)
         point["robustness"] = {"seed": ROBUST_SEED, "episodes": robust["episodes"], "falls": robust["falls"],
@@ -244,6 +245,19 @@ def add_point(cfg, curve, iteration, model):
         curve["reached"] = {k: point[k] for k in ("iteration", "samples", "wall_hours")}
     print(format_point(point), flush=True)
     save_curve(cfg, curve)
+
+
+KEPT = "kept"          # in the run folder: the checkpoints of points that met the criterion
+
+
+def keep_checkpoint(out, model, iteration):
+    """A copy of the checkpoint `model` (a prefix) as KEPT/iter_<iteration>/agent0_model.ckpt in the
+    run folder, since training on overwrites the run's own and the ship decision may pick an
+    earlier point; its path relative to the run folder."""
+    rel = Path(KEPT) / f"iter_{iteration}" / MODEL_NAME
+    (Path(out) / rel).parent.mkdir(parents=True, exist_ok=True)
+    copy_checkpoint(model, Path(out) / rel)
+    return str(rel)
 
 
 # ---- 4. the recipe's rules ----------------------------------------------------------------------
@@ -285,7 +299,10 @@ def ship(cfg, curve, dest, args_dir):
     ship decision), else of the point that first met the criterion."""
     picked = curve.get("ship") or curve["reached"]
     point = next(p for p in curve["points"] if p["iteration"] == picked["iteration"])
-    checkpoint = point.get("checkpoint") or str(Path(cfg.output) / MODEL_NAME)
+    if point.get("kept_checkpoint"):
+        checkpoint = Path(cfg.output) / point["kept_checkpoint"]
+    else:
+        checkpoint = point.get("checkpoint") or str(Path(cfg.output) / MODEL_NAME)
     record = {**cfg.to_json(), **{k: curve[k] for k in ("rules", "reached", "ship") if curve.get(k)}}
     path = write_package(cfg.skill, cfg.output, point, checkpoint, record, dest, args_dir, ROOT,
                          package=cfg.package, run_args=cfg.run_args_name)

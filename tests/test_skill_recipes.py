@@ -283,3 +283,30 @@ def test_shipping_replaces_deepmimics_run_file_but_not_a_shipped_one(tmp_path):
     (args_dir / "run_humanoid3d_walk_args.txt").write_text((ROOT / "args/run_humanoid3d_walk_args.txt").read_text())
     with pytest.raises(ValueError, match="run_humanoid3d_walk_args.txt exists"):
         check_free("walk", tmp_path / "policies", args_dir, "humanoid3d_walk_trained", "run_humanoid3d_walk_args.txt")
+
+
+def test_an_earlier_point_picked_to_ship_ships_its_own_weights(tmp_path, monkeypatch):
+    """Every point meets the criterion without the margin; at the end of the budget the ship
+    decision picks the one with the lowest error, an early one. Training has overwritten the
+    run's checkpoint since, so the package must hold the copy kept at that point (the stand-in
+    trainer's model is its iteration)."""
+    from learning import checkpoint
+    out = tmp_path / "run"
+    errs = iter([0.078, 0.072, 0.079, 0.077, 0.076])
+
+    def evaluation(cfg, model, seed=None, episodes=None):
+        n = episodes or 1
+        return {"falls": 0, "episodes": n, "mean_length_s": 20.0, "lengths_s": [20.0] * n, "mean_reward": 0.8,
+                "body_pos_err": 0.075 if seed is not None else next(errs), "body_pos_errs": [0.075] * n}
+    monkeypatch.setattr(skill_training, "evaluate_checkpoint", evaluation)
+    cfg, curve = load_or_start(bench_args(out, "--episode_time", "20"))
+    cfg.recipe_rules, cfg.skill = True, "walk"
+    run(cfg, curve, train_fn=FakeTrainer())
+    picked = curve["ship"]
+    assert picked["iteration"] == curve["points"][1]["iteration"] and "end of the budget" in picked["reason"]
+    assert (out / curve["points"][1]["kept_checkpoint"]).with_suffix(".ckpt.index").is_file()
+    (out / "args.txt").write_text("--scene imitate\n--motion_file data/motions/humanoid3d_walk.txt\n")
+    skill_training.ship(cfg, curve, tmp_path / "policies", tmp_path / "args")
+    shipped = checkpoint.read_checkpoint(tmp_path / "policies/humanoid3d_walk_trained/agent0_model.ckpt")
+    last = checkpoint.read_checkpoint(out / "agent0_model.ckpt")
+    assert int(shipped["iter"][0]) == picked["iteration"] != int(last["iter"][0])
