@@ -76,6 +76,15 @@ def goals_used(counts, min_fraction=0.05):
     return int(np.count_nonzero(counts >= min_fraction * total)) if total > 0 else 0
 
 
+def balanced_accuracy(hit, goal_ids):
+    """The mean over the goals present of each goal's accuracy (hit: whether the inverse model's
+    argmax was the goal, per transition); unlike the plain mean it does not rise when the goal
+    policy favours a goal the model guesses by default. 0 for no transitions."""
+    hit, goal_ids = np.asarray(hit, dtype=np.float64), np.asarray(goal_ids)
+    present = np.unique(goal_ids)
+    return float(np.mean([hit[goal_ids == k].mean() for k in present])) if present.size else 0.0
+
+
 def softmax_np(logits):
     z = logits - logits.max(axis=-1, keepdims=True)
     e = np.exp(z)

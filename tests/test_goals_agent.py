@@ -118,7 +118,8 @@ def test_training_logs_checkpoints_and_resume(tmp_path):
         assert column in header, column
     assert len(rows) == 4 and np.all(np.isfinite(rows))
     col = {name: rows[:, i] for i, name in enumerate(header)}
-    assert np.all((col["InvModel_Goal_Acc"] >= 0) & (col["InvModel_Goal_Acc"] <= 1))
+    for acc in ("InvModel_Goal_Acc", "InvModel_Goal_Acc_Balanced"):
+        assert np.all((col[acc] >= 0) & (col[acc] <= 1)), acc
     assert np.all((col["Stability_Reward_Mean"] >= -1) & (col["Stability_Reward_Mean"] <= 1))
     assert np.all((col["Stability_Habituation_Min"] >= 0) & (col["Stability_Habituation_Min"] <= 1))
     assert np.all((col["Reward_Habituation"] >= 0) & (col["Reward_Habituation"] <= 1))

@@ -1,14 +1,14 @@
 """The goal hierarchy's maths against hand-computed numbers: both habituation rules over a run of
 steps, the stability reward, the inverse model's loss (and that its goal weight passes no
-gradient), GAE-lambda and rewards-to-go against direct sums, goal usage."""
+gradient), GAE-lambda and rewards-to-go against direct sums, goal usage, balanced accuracy."""
 import math
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from learning.goals_util import (RewardHabituation, goals_used, inverse_model_loss, relative_likelihood,
-                                 stability_habituation_step, stability_reward)
+from learning.goals_util import (RewardHabituation, balanced_accuracy, goals_used, inverse_model_loss,
+                                 relative_likelihood, stability_habituation_step, stability_reward)
 from learning.rl_util import compute_return, gae_lambda
 
 
@@ -108,3 +108,13 @@ def test_goals_used_counts_goals_above_five_percent():
     assert goals_used([50, 45, 4, 1]) == 2          # 4% and 1% are below 5%
     assert goals_used([5, 95, 0, 0]) == 2           # exactly 5% counts
     assert goals_used([0, 0, 0]) == 0
+
+
+def test_balanced_accuracy_weighs_each_present_goal_alike():
+    # a model that always says goal 3, with goal 3 chosen 8 times in 10: plain accuracy 0.8
+    goal_ids = np.array([3] * 8 + [0, 1])
+    hit = goal_ids == 3
+    assert hit.mean() == pytest.approx(0.8)
+    assert balanced_accuracy(hit, goal_ids) == pytest.approx((1 + 0 + 0) / 3)   # goals 0, 1, 3 present
+    assert balanced_accuracy([True, False, True, True], [0, 0, 1, 2]) == pytest.approx((0.5 + 1 + 1) / 3)
+    assert balanced_accuracy([], []) == 0.0

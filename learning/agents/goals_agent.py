@@ -60,8 +60,8 @@ from env.env import Mode, Terminate
 from learning.agents.pg_agent import input_spec
 from learning.agents.ppo_agent import PPOAgent
 from learning.configs.goals_agent import GoalsAgentConfig
-from learning.goals_util import (RewardHabituation, goals_used, inverse_model_loss, relative_likelihood, softmax_np,
-                                 stability_habituation_step, stability_reward)
+from learning.goals_util import (RewardHabituation, balanced_accuracy, goals_used, inverse_model_loss,
+                                 relative_likelihood, softmax_np, stability_habituation_step, stability_reward)
 from learning.losses import critic_loss, ppo_clip_loss
 from learning.models.goal_policy import GoalPolicy
 from learning.models.inverse_model import InverseModel
@@ -70,8 +70,9 @@ from learning.rl_util import gae_lambda, normalize_advantages
 from learning.solvers.mpi_solver import MPISolver
 
 LOG_COLUMNS = ("Goal_Actor_Loss", "Goal_Critic_Loss", "Goal_Clip_Frac", "Goal_Entropy", "Goal_Return_Mean",
-               "InvModel_Loss", "InvModel_Action_Err", "InvModel_Goal_Acc", "Stability_Reward_Mean",
-               "Motion_Prior_Mean", "Stability_Habituation_Min", "Reward_Habituation", "Goals_Used")
+               "InvModel_Loss", "InvModel_Action_Err", "InvModel_Goal_Acc", "InvModel_Goal_Acc_Balanced",
+               "Stability_Reward_Mean", "Motion_Prior_Mean", "Stability_Habituation_Min", "Reward_Habituation",
+               "Goals_Used")
 
 
 class GoalBatch(NamedTuple):
@@ -294,8 +295,10 @@ class GoalsAgent(PPOAgent):
         self._batch_stability[valid] = stab
         rewards = np.zeros(idx.size)
         rewards[valid] = stab + cfg.motion_prior_weight * prior
+        hit = np.argmax(g_pred, axis=-1) == goal_ids
         self._batch_info = {"inv_action_err": float(np.mean(np.abs(norm_a - a_pred))),
-                            "inv_goal_acc": float(np.mean(np.argmax(g_pred, axis=-1) == goal_ids)),
+                            "inv_goal_acc": float(np.mean(hit)),
+                            "inv_goal_acc_balanced": balanced_accuracy(hit, goal_ids),
                             "stability_mean": float(np.mean(stab)), "motion_prior_mean": float(np.mean(prior))}
         return rewards
 
@@ -342,6 +345,7 @@ class GoalsAgent(PPOAgent):
             "Goal_Clip_Frac": info["goal_clip_frac"], "Goal_Entropy": info["goal_entropy"],
             "Goal_Return_Mean": info["goal_return_mean"], "InvModel_Loss": info["inv_loss"],
             "InvModel_Action_Err": info["inv_action_err"], "InvModel_Goal_Acc": info["inv_goal_acc"],
+            "InvModel_Goal_Acc_Balanced": info["inv_goal_acc_balanced"],
             "Stability_Reward_Mean": info["stability_mean"], "Motion_Prior_Mean": info["motion_prior_mean"],
             "Stability_Habituation_Min": float(mpi_util.reduce_min(float(self.stab_hab.min()))),
             "Reward_Habituation": float(mpi_util.reduce_mean(self.reward_hab.value)),

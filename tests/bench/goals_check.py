@@ -1,21 +1,31 @@
 """Goal hierarchy check (issue 12) on the small goals_point scene, one process, one rank.
 
     .venv/bin/python -m tests.bench.goals_check [--samples 30000] [--seed 1] [--episodes 16]
-        [--json docs/bench/goals_check.json] [--agent_set KEY=JSON ...]
+        [--json docs/bench/goals_check.json] [--agent_set KEY=JSON ...] [--eval_at N ...] [--no_flat]
 
 1. Trains AgentType Goals (data/agents/ct_agent_goals.txt, args/train_goals_goals_point_args.txt)
    for --samples samples, then a flat PPO agent with the same nets, steps, batch and exploration
    (the same file's PPO keys, AgentType PPO) for the same budget.
 2. Reports, from the Goals run's log: the inverse model's goal accuracy on each iteration's fresh
    transitions before it trains on them (InvModel_Goal_Acc, the mean of the last 3 iterations)
-   against chance 1 / NumGoals, and Goals_Used (goals chosen in >= 5% of the last iterations'
-   choices); from --episodes test episodes (mean actions, argmax goals, the same starts for both
-   agents): the external return per episode (sum of the spot rewards) of both agents, and how
-   many distinct goals the goal policy picks there.
+   against chance 1 / NumGoals (and InvModel_Goal_Acc_Balanced, each chosen goal's accuracy alike,
+   which a goal policy favouring the model's default guess does not raise), and Goals_Used (goals
+   chosen in >= 5% of the last iterations' choices); from --episodes test episodes (mean actions,
+   argmax goals, the same starts for both agents): the external return per episode (sum of the
+   spot rewards) of both agents, and how many distinct goals the goal policy picks there.
+3. --eval_at N ...: the same test (and the log's statistics up to that point) also when each run
+   passes N samples, a curve in "curve" (test episodes from their own fixed starts; training then
+   goes on from the generator it had). --no_flat: the hierarchy alone ("ppo" is null), for
+   ablations against a flat run measured once. "test_goal_counts": the test's choices per goal.
+4. "goal_probe": --probe_episodes test episodes (mean actions) with the goals in turn, each for
+   GoalSteps decisions: the inverse model's goal accuracy per goal (every goal weighs alike, so a
+   goal policy that settles on one goal does not inflate it as it does the log's accuracy) and
+   that goal sequence's external return.
 The flat PPO agent uses the file's fc_2layers_64units trunks (a registered net).
 """
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -33,7 +43,9 @@ PPO_KEYS = ("ActorNet", "ActorStepsize", "ActorMomentum", "ActorWeightDecay", "A
             "ExpParamsEnd")
 
 
-def train(agent_data, out_dir, samples, seed):
+def train(agent_data, out_dir, samples, seed, eval_at=(), on_eval=None):
+    """Trains for `samples` samples; calls on_eval(world, agent) when the count first passes each
+    of eval_at (below samples). The time returned excludes those evaluations."""
     import numpy as np
 
     from env.deepmimic_env import DeepMimicEnv
@@ -51,14 +63,21 @@ def train(agent_data, out_dir, samples, seed):
                       "--int_output_path", "", "--tensorboard", "false"])
     world = RLWorld(DeepMimicEnv(args, seed=seed), args)
     agent = world.agents[0]
-    start = time.time()
+    points = sorted(n for n in eval_at if n < samples)
+    start, eval_time = time.time(), 0.0
     while agent.total_sample_count < samples:
         update_world(world, 1 / 60)
-    train_time = time.time() - start
+        if points and agent.total_sample_count >= points[0]:
+            points.pop(0)
+            t0 = time.time()
+            on_eval(world, agent)
+            eval_time += time.time() - t0
+    train_time = time.time() - start - eval_time
     return world, agent, train_time, evaluate, np
 
 
 def run_eval(world, agent, episodes, seed, evaluate, np):
+    train_rng = world.env.rng
     world.env.rng = np.random.default_rng(10_000 + seed)     # the same starts for both agents
     chosen = []
     if hasattr(agent, "_choose_goal"):
@@ -69,8 +88,61 @@ def run_eval(world, agent, episodes, seed, evaluate, np):
             chosen.append(agent._goal)
         agent._choose_goal = counting_choose
     stats = evaluate(world, episodes)
+    agent.__dict__.pop("_choose_goal", None)
+    world.env.rng = train_rng
     returns = [s.mean_reward * s.num_decisions for s in stats]
     return float(np.mean(returns)), chosen
+
+
+def probe_goals(world, agent, episodes, seed, evaluate, np):
+    """Goals in turn, each for GoalSteps decisions (goal (e + j) mod NumGoals in episode e's j-th
+    segment), mean actions, the test's starts: the inverse model's goal accuracy per goal on those
+    transitions (chance 1 / NumGoals; unlike the log's accuracy every goal weighs alike, used by the
+    goal policy or not) and the external return per episode of that goal sequence."""
+    train_rng = world.env.rng
+    world.env.rng = np.random.default_rng(10_000 + seed)
+    n, decide = agent.num_goals, agent._decide_action
+    episodes_steps, segment = [], [0]
+
+    def cycle(s, g):
+        agent._goal = (len(episodes_steps) - 1 + segment[0]) % n
+        segment[0] += 1
+
+    def recording(s, g):
+        if agent._step == 0:
+            episodes_steps.append([])
+            segment[0] = 0
+        out = decide(s, g)
+        episodes_steps[-1].append((np.array(s, dtype=np.float64), agent._goal))
+        return out
+    agent._choose_goal, agent._decide_action = cycle, recording
+    stats = evaluate(world, episodes)
+    for name in ("_choose_goal", "_decide_action"):
+        agent.__dict__.pop(name, None)
+    world.env.rng = train_rng
+    pairs = [(a[0], b[0], a[1]) for steps in episodes_steps for a, b in zip(steps[:-1], steps[1:])]
+    s0, s1, goals = (np.array(x) for x in zip(*pairs))
+    _, logits = agent._inverse_tf(agent._norm_states(s0), agent._norm_states(s1))
+    hit = np.argmax(logits.numpy(), axis=-1) == goals
+    accs = [float(np.mean(hit[goals == k])) if np.any(goals == k) else 0.0 for k in range(n)]
+    return {"per_goal_inverse_acc": accs, "inverse_acc_mean": float(np.mean(accs)),
+            "external_return": float(np.mean([st.mean_reward * st.num_decisions for st in stats]))}
+
+
+def goal_counts(chosen, num_goals):
+    return [chosen.count(k) for k in range(num_goals)]
+
+
+def log_stats(rows, samples=None):
+    """The inverse model's goal accuracy, plain and balanced (means of the last 3 iterations; nan
+    for a log without the balanced column), and Goals_Used (the last) of the log rows up to
+    `samples` (all: None)."""
+    rows = [r for r in rows if samples is None or r["Samples"] <= samples] or rows[:1]
+    last = rows[-3:]
+    balanced = [r.get("InvModel_Goal_Acc_Balanced", math.nan) for r in last]
+    return {"inverse_goal_acc_last3": sum(r["InvModel_Goal_Acc"] for r in last) / len(last),
+            "inverse_goal_acc_balanced_last3": sum(balanced) / len(last),
+            "goals_used_last": int(last[-1]["Goals_Used"])}
 
 
 def read_log(path):
@@ -88,6 +160,10 @@ def main(argv=None):
     parser.add_argument("--json", default=str(ROOT / "docs/bench/goals_check.json"))
     parser.add_argument("--agent_set", action="append", default=[], metavar="KEY=JSON",
                         help="overrides a key of the agent file (both agents when it is a PPO key)")
+    parser.add_argument("--eval_at", type=int, nargs="*", default=[], metavar="N",
+                        help="also test when a run passes N samples (a curve)")
+    parser.add_argument("--no_flat", action="store_true", help="the hierarchy alone, no flat PPO run")
+    parser.add_argument("--probe_episodes", type=int, default=4, help="test episodes of the goal probe")
     opts = parser.parse_args(argv)
 
     from learning.tf_util import limit_tf_threads
@@ -99,18 +175,47 @@ def main(argv=None):
         goals_data[name] = json.loads(value)
     ppo_data = {"AgentType": "PPO", **{k: goals_data[k] for k in PPO_KEYS}}
 
-    world, agent, goals_time, evaluate, np = train(goals_data, out / "goals", opts.samples, opts.seed)
+    import numpy as np
+
+    from app.evaluate import evaluate
+    curve = {}
+
+    def goals_point(world, agent):
+        ret, ch = run_eval(world, agent, opts.episodes, opts.seed, evaluate, np)
+        curve[agent.total_sample_count] = {"samples": agent.total_sample_count, "goals_test_external_return": ret,
+                                           "test_distinct_goals": len(set(ch)),
+                                           "test_goal_counts": goal_counts(ch, agent.num_goals),
+                                           "goal_probe": probe_goals(world, agent, opts.probe_episodes, opts.seed,
+                                                                          evaluate, np)}
+
+    def flat_point(world, agent):
+        ret, _ = run_eval(world, agent, opts.episodes, opts.seed, evaluate, np)
+        curve.setdefault(agent.total_sample_count, {"samples": agent.total_sample_count})
+        curve[agent.total_sample_count]["ppo_test_external_return"] = ret
+
+    world, agent, goals_time, _, _ = train(goals_data, out / "goals", opts.samples, opts.seed, opts.eval_at,
+                                           goals_point)
     goals_return, chosen = run_eval(world, agent, opts.episodes, opts.seed, evaluate, np)
+    probe = probe_goals(world, agent, opts.probe_episodes, opts.seed, evaluate, np)
     num_goals = agent.num_goals
     rows = read_log(out / "goals" / "agent0_log.txt")
     last = rows[-3:]
     goals_samples = agent.total_sample_count
     world.shutdown()
+    goals_curve = sorted(curve.values(), key=lambda c: c["samples"])
+    for point in goals_curve:
+        point.update(log_stats(rows, point["samples"]))
 
-    world, agent, ppo_time, evaluate, np = train(ppo_data, out / "ppo", opts.samples, opts.seed)
-    ppo_return, _ = run_eval(world, agent, opts.episodes, opts.seed, evaluate, np)
-    ppo_samples = agent.total_sample_count
-    world.shutdown()
+    ppo = None
+    if not opts.no_flat:
+        curve.clear()
+        world, agent, ppo_time, _, _ = train(ppo_data, out / "ppo", opts.samples, opts.seed, opts.eval_at,
+                                             flat_point)
+        ppo_return, _ = run_eval(world, agent, opts.episodes, opts.seed, evaluate, np)
+        ppo = {"samples": agent.total_sample_count, "train_seconds": round(ppo_time, 1),
+               "test_external_return": ppo_return,
+               "curve": sorted(curve.values(), key=lambda c: c["samples"])}
+        world.shutdown()
 
     acc = float(np.mean([r["InvModel_Goal_Acc"] for r in last]))
     result = {
@@ -118,6 +223,7 @@ def main(argv=None):
         "num_goals": num_goals,
         "goals": {"samples": goals_samples, "iterations": len(rows), "train_seconds": round(goals_time, 1),
                   "inverse_goal_acc_last3": acc, "chance": 1 / num_goals,
+                  "inverse_goal_acc_balanced_last3": log_stats(rows)["inverse_goal_acc_balanced_last3"],
                   "inverse_goal_acc_first": rows[0]["InvModel_Goal_Acc"],
                   "inverse_action_err_first_last": [rows[0]["InvModel_Action_Err"], last[-1]["InvModel_Action_Err"]],
                   "goals_used_last": int(last[-1]["Goals_Used"]),
@@ -127,8 +233,9 @@ def main(argv=None):
                   "stability_habituation_min_last": last[-1]["Stability_Habituation_Min"],
                   "reward_habituation_last": last[-1]["Reward_Habituation"],
                   "test_distinct_goals": len(set(chosen)), "test_goal_choices": len(chosen),
-                  "test_external_return": goals_return},
-        "ppo": {"samples": ppo_samples, "train_seconds": round(ppo_time, 1), "test_external_return": ppo_return},
+                  "test_goal_counts": goal_counts(chosen, num_goals),
+                  "test_external_return": goals_return, "goal_probe": probe, "curve": goals_curve},
+        "ppo": ppo,
         "inverse_beats_chance": acc > 1 / num_goals,
     }
     Path(opts.json).parent.mkdir(parents=True, exist_ok=True)
