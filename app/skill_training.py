@@ -279,12 +279,21 @@ def apply_rules(cfg, curve):
         save_curve(cfg, curve)
 
 
+def shippable(cfg, points):
+    """The points whose weights are still at hand: a kept copy, or the run's own checkpoint of that
+    iteration (a point evaluated without a kept copy is gone once training went on)."""
+    state = read_resume(cfg.output)
+    latest = int(state["iter"]) if state else None
+    return [p for p in points if p.get("kept_checkpoint") or p["iteration"] == latest]
+
+
 def decide_ship(cfg, curve, final=False):
     """With the recipe's rules: the point to ship once ship_point picks one (final: the budget is
     spent, so the best point that met the criterion), kept as the curve's `ship`."""
     if curve.get("ship") or not curve.get("reached"):
         return
-    decided = ship_point(curve["points"], curve["reached"]["samples"], cfg.criterion.max_body_pos_err, final)
+    decided = ship_point(shippable(cfg, curve["points"]), curve["reached"]["samples"], cfg.criterion.max_body_pos_err,
+                         final)
     if decided:
         point, reason = decided
         curve["ship"] = {**{k: point[k] for k in ("iteration", "samples", "wall_hours")}, "reason": reason}

@@ -310,3 +310,14 @@ def test_an_earlier_point_picked_to_ship_ships_its_own_weights(tmp_path, monkeyp
     shipped = checkpoint.read_checkpoint(tmp_path / "policies/humanoid3d_walk_trained/agent0_model.ckpt")
     last = checkpoint.read_checkpoint(out / "agent0_model.ckpt")
     assert int(shipped["iter"][0]) == picked["iteration"] != int(last["iter"][0])
+
+
+def test_a_point_whose_weights_are_gone_is_not_shipped(tmp_path):
+    """A point without a kept copy whose checkpoint training has since overwritten cannot ship;
+    the run's latest point and kept points can."""
+    from app.skill_config import RunConfig
+    out = tmp_path / "run"
+    FakeTrainer()(RunConfig(arg_file="x", output=str(out)), 6 * 128)      # the run's checkpoint: iteration 6
+    cfg = RunConfig(arg_file="x", output=str(out))
+    points = [{"iteration": 2}, {"iteration": 4, "kept_checkpoint": "kept/iter_4/agent0_model.ckpt"}, {"iteration": 6}]
+    assert [p["iteration"] for p in skill_training.shippable(cfg, points)] == [4, 6]
