@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from app.skill_recipes import RECIPES, RecipeError, motion_recipe, recipe_for
+from env.tracking_error import SUCCESS_BODY_POS_ERR
 from util.paths import project_root, resolve_data_path
 
 ROOT = project_root()
@@ -39,7 +40,7 @@ class Criterion:
     episodes: int = 8
     episode_time: float = 20.0
     eval_seed: int = 1000
-    max_body_pos_err: float = 0.08
+    max_body_pos_err: float = SUCCESS_BODY_POS_ERR
     max_style_err: float = 0.061
     speed_tol: float = 0.2
     min_task_reward: float = 0.7
@@ -97,7 +98,6 @@ class RunConfig:
     package: str = None
     run_args_name: str = None
     recipe_rules: bool = False           # the recipe's rules (app/skill_recipes.py) apply
-    motion: str = None                   # a user's clip (--motion)
     echo: bool = False                   # the optimizer's progress lines on this process's stdout too
 
     def to_json(self):
@@ -261,7 +261,7 @@ def config_from_args(args, fixed):
                     json=args.json, plot=args.plot, skill=args.ship_name or args.clip, echo=bool(args.clip))
     if recipe:
         cfg = replace(cfg, skill=args.ship_name or recipe.name, recipe_rules=True, package=recipe.package,
-                      run_args_name=Path(recipe.run_args_file).name, motion=recipe.motion_file)
+                      run_args_name=Path(recipe.run_args_file).name)
     return cfg
 
 

@@ -167,21 +167,14 @@ def demonstrations(run_args):
             "expert_model_file": data.metadata.get("expert", {}).get("model_file")}
 
 
-def copy_checkpoint(src, dest):
-    """Copies the TF checkpoint with prefix `src` (its .index and .data-* files) to prefix `dest`."""
-    src, dest = Path(src), Path(dest)
-    for path in src.parent.glob(f"{src.name}.*"):
-        suffix = path.name[len(src.name):]
-        if suffix == ".index" or suffix.startswith(".data-"):
-            shutil.copy2(path, dest.parent / f"{dest.name}{suffix}")
-
-
 def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None, package=None,
                   run_args=None):
     """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
     as `skill` (module docstring); returns the package dir. point: the curve point shipped (its
     evaluation, samples, hours, provenance). package, run_args: the folder's and the run_ file's
     names (a clip of the library: <character>_<clip>_trained and DeepMimic's run_ file name)."""
+    from learning.checkpoint import copy_checkpoint
+
     run_dir, dest, args_dir = Path(run_dir), Path(dest), Path(args_dir)
     root = Path(root or project_root())
     check_free(skill, dest, args_dir, package, run_args)
@@ -191,11 +184,11 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     agents = dict(played_args).get("agent_files", [])
     final = dest / package
     staging = dest / f".{package}.staging"
+    if not Path(f"{checkpoint}.index").is_file():
+        raise ValueError(f"{checkpoint}: no checkpoint to ship")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     copy_checkpoint(checkpoint, staging / MODEL_NAME)
-    if not (staging / f"{MODEL_NAME}.index").is_file():
-        raise ValueError(f"{checkpoint}: no checkpoint to ship")
     texts = agent_texts(run_dir, played_args)
     for name, text in texts.items():
         write_text(staging / name, text)

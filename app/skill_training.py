@@ -69,7 +69,7 @@ from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, 
 from app.skill_config import (CURVE_NAME, MODEL_NAME, ROOT, criterion_met, episode_successes, load_or_start,
                               parse_args)
 from app.skill_curve import compare, format_point, log_rows_by_iter, pending_checkpoints, read_resume, save_curve
-from app.skill_package import check_free, copy_checkpoint, provenance, run_args_name, write_package
+from app.skill_package import check_free, provenance, run_args_name, write_package
 from app.skill_recipes import FAR_AGENT_FILE, ROBUST_EPISODES, ROBUST_SEED, discount_switch, ship_point
 from env.style_error import clip_root_speed
 from util.cli import configure_process_env
@@ -254,6 +254,8 @@ def keep_checkpoint(out, model, iteration):
     """A copy of the checkpoint `model` (a prefix) as KEPT/iter_<iteration>/agent0_model.ckpt in the
     run folder, since training on overwrites the run's own and the ship decision may pick an
     earlier point; its path relative to the run folder."""
+    from learning.checkpoint import copy_checkpoint
+
     rel = Path(KEPT) / f"iter_{iteration}" / MODEL_NAME
     (Path(out) / rel).parent.mkdir(parents=True, exist_ok=True)
     copy_checkpoint(model, Path(out) / rel)

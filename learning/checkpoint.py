@@ -26,6 +26,7 @@ Beside a checkpoint, `<prefix>.resume.npz` holds what a resumed run needs that D
 saved (learning/resume_state.py: the pair written and read so that they always belong together).
 """
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -120,6 +121,12 @@ def write_checkpoint(prefix, tensors, keep_previous=False):
         _fsync(prefix.parent)
     if not keep_previous:
         remove_checkpoint(prev)
+
+
+def copy_checkpoint(src, dest):
+    """Copies the checkpoint with prefix `src` (its .index and .data files) to prefix `dest`."""
+    for suffix in (INDEX_SUFFIX, DATA_SUFFIX):
+        shutil.copy2(f"{src}{suffix}", f"{dest}{suffix}")
 
 
 def remove_checkpoint(prefix):

@@ -107,7 +107,7 @@ def test_a_users_clip_gets_the_walks_row_under_its_own_name(tmp_path):
     assert args.output == str(ROOT / "output/skills/my_hop") and args.clip == "my_hop"
 
 
-def test_a_bvh_clip_is_converted_then_trained(tmp_path):
+def test_a_bvh_clip_is_converted_into_its_recipe(tmp_path):
     from env.anim.motion import Motion
     from env.anim.character import CharacterDesc
 
@@ -175,6 +175,8 @@ def test_a_stall_needs_falls_and_its_whole_window():
     assert discount_switch(flat, far=False)[0] == FAR_AGENT_FILE          # 0.75M
     growing = [point(s, length=1.0 + s / 1e6) for s in range(250_000, 1_000_001, 250_000)]
     assert discount_switch(growing, far=False) is None                    # 10% longer within the window
+    creeping = [point(s, length=1.0 + 0.03 * i) for i, s in enumerate(range(250_000, 1_000_001, 250_000))]
+    assert discount_switch(creeping, far=False)[0] == FAR_AGENT_FILE      # 3% longer each time: a stall
     assert discount_switch(flat[:-1] + [point(1_000_000, falls=0, length=20)], far=False) is None
     assert STALL_SAMPLES == 700_000
 
