@@ -20,6 +20,7 @@ ROOT = project_root()
 CRITERIA = ("tracking", "style", "task")
 CURVE_NAME = "time_to_skill.json"
 MODEL_NAME = "agent0_model.ckpt"
+PACKAGE_METADATA = "metadata.json"   # a shipped skill's (app/skill_package.py)
 FULL_LENGTH_SLACK = 0.05     # s: an episode cut at episode_time ends within one decision of it
 
 
@@ -98,7 +99,13 @@ class RunConfig:
     package: str = None
     run_args_name: str = None
     recipe_rules: bool = False           # the recipe's rules (app/skill_recipes.py) apply
+    train_on: str = None                 # a shipped package the run starts from (its weights, samples, hours)
     echo: bool = False                   # the optimizer's progress lines on this process's stdout too
+
+    @property
+    def train_on_path(self):
+        """The package trained on (--train_on), as a path from anywhere; None without one."""
+        return ROOT / self.train_on if self.train_on else None
 
     def to_json(self):
         """The curve's flat "config"."""
@@ -124,7 +131,7 @@ class RunConfig:
 
 
 CRITERION_OPTIONS = {("criterion" if f.name == "kind" else f.name): f.name for f in fields(Criterion)}
-FIXED_KEYS = ("seed", "train_args", *CRITERION_OPTIONS)
+FIXED_KEYS = ("seed", "train_args", "train_on", *CRITERION_OPTIONS)
 
 
 def criterion_from(values):
@@ -199,6 +206,9 @@ def build_parser(description):
     p.add_argument("--agent_schedule", nargs="+", default=[], metavar="SAMPLES:FILE",
                    help="from SAMPLES samples on, train with agent file FILE (e.g. 1321130:data/agents/"
                         "ct_agent_humanoid_ppo_fast_gamma99.txt); kept on resume unless given anew")
+    p.add_argument("--train_on", metavar="PACKAGE",
+                   help="go on training a shipped skill (its folder, e.g. data/policies/humanoid3d_jump_trained): "
+                        "the run starts from its weights, samples and hours, and may ship over it")
     p.add_argument("--train_args", nargs=argparse.REMAINDER, default=[],
                    help="arguments passed on to training and evaluation (last on the line)")
     return p
@@ -239,6 +249,11 @@ def parse_args(argv, description="Trains a skill until it meets its criterion"):
         p.error("--num_workers must be >= 1")
     if not (ROOT / args.arg_file).is_file() and not Path(args.arg_file).is_file():
         p.error(f"--arg_file {args.arg_file}: no such file")
+    if args.train_on:
+        package = Path(args.train_on).resolve()
+        if not all((package / name).is_file() for name in (PACKAGE_METADATA, f"{MODEL_NAME}.index")):
+            p.error(f"--train_on {args.train_on}: not a shipped skill (no {PACKAGE_METADATA} and {MODEL_NAME} there)")
+        args.train_on = str(package.relative_to(ROOT) if package.is_relative_to(ROOT) else package)
     try:
         args.agent_schedule = parse_agent_schedule(args.agent_schedule)
     except ValueError as e:
@@ -258,7 +273,8 @@ def config_from_args(args, fixed):
                     seed=fixed.get("seed", RunConfig.seed), train_args=list(fixed.get("train_args", [])),
                     criterion=criterion_from(fixed), eval_every=args.eval_every, max_samples=args.max_samples,
                     agent_schedule=args.agent_schedule, eval_intermediate=args.eval_intermediate, label=args.label,
-                    json=args.json, plot=args.plot, skill=args.ship_name or args.clip, echo=bool(args.clip))
+                    json=args.json, plot=args.plot, skill=args.ship_name or args.clip, echo=bool(args.clip),
+                    train_on=fixed.get("train_on"))
     if recipe:
         cfg = replace(cfg, skill=args.ship_name or recipe.name, recipe_rules=True, package=recipe.package,
                       run_args_name=Path(recipe.run_args_file).name)

@@ -17,8 +17,10 @@ holds agent0_model.ckpt (.index, .data-*) and metadata.json (skill, the clip of 
 provenance, the resolved args and agent files, seed, workers, samples, iteration, training hours,
 the evaluation and the criterion; the run_ file that plays it; the run's agent_schedule, and the
 recipe's rules, reached criterion, ship decision and robustness evaluation where it had them; for
-a learner from demonstrations, the dataset it learned from: `demonstrations`). The folder is
-written beside its final name and renamed into place, so a reader never sees half a package.
+a run that went on from a shipped skill (--train_on), that package: `trained_on`, its samples, hours
+and commit; for a learner from demonstrations, the dataset it learned from: `demonstrations`). The
+folder is written beside its final name and renamed into place, so a reader never sees half a
+package; one that takes the place of the package it trained on swaps it out the same way.
 """
 import hashlib
 import json
@@ -26,12 +28,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from app.skill_config import MODEL_NAME, criterion_from
+from app.skill_config import MODEL_NAME, PACKAGE_METADATA, criterion_from
 from util.atomic_write import write_json, write_text
 from util.paths import project_root
 
 RUN_ARGS = "args.txt"                   # DeepMimic_Optimizer.copy_run_inputs writes it
-METADATA_NAME = "metadata.json"
+METADATA_NAME = PACKAGE_METADATA
 CHUNK_KEYS = ("max_samples", "max_iters", "rand_seed", "output_path", "int_output_path", "resume", "model_files",
               "agent_files", "tensorboard")
 # keys a run_ file drops from the training args (it plays, it does not train or write)
@@ -124,12 +126,15 @@ def plays_a_package(run_args_file):
     return any(line.split()[:1] == ["--model_files"] and "/policies/" in line for line in text.splitlines())
 
 
-def check_free(skill, dest, args_dir, package=None, run_args=None):
+def check_free(skill, dest, args_dir, package=None, run_args=None, replaces=None):
     """ValueError naming the first of the skill's package or run_ file that already exists (so a
     long run never ends by refusing to write its result); a run_ file that plays no package yet
-    (DeepMimic's own, which plays output/) is free to be replaced."""
+    (DeepMimic's own, which plays output/) is free to be replaced, and so are the package
+    `replaces` (a run that trained on it: --train_on) and its run_ file."""
     folder = Path(dest) / (package or package_name(skill))
     played = Path(args_dir) / (run_args or run_args_name(skill))
+    if replaces and folder.resolve() == Path(replaces).resolve():
+        return
     for path in (folder, played):
         if path.exists() and (path == folder or plays_a_package(path)):
             raise ValueError(f"{path} exists: remove it or ship elsewhere (--ship_dir, --ship_args_dir)")
@@ -168,16 +173,17 @@ def demonstrations(run_args):
 
 
 def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None, package=None,
-                  run_args=None):
+                  run_args=None, replaces=None):
     """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
     as `skill` (module docstring); returns the package dir. point: the curve point shipped (its
     evaluation, samples, hours, provenance). package, run_args: the folder's and the run_ file's
-    names (a clip of the library: <character>_<clip>_trained and DeepMimic's run_ file name)."""
+    names (a clip of the library: <character>_<clip>_trained and DeepMimic's run_ file name);
+    replaces: the package the run trained on, which this one may take the place of (check_free)."""
     from learning.checkpoint import copy_checkpoint
 
     run_dir, dest, args_dir = Path(run_dir), Path(dest), Path(args_dir)
     root = Path(root or project_root())
-    check_free(skill, dest, args_dir, package, run_args)
+    check_free(skill, dest, args_dir, package, run_args, replaces)
     package = package or package_name(skill)
     run_args_file = args_dir / (run_args or run_args_name(skill))
     played_args = read_run_args(run_dir)
@@ -208,7 +214,7 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
         metadata["agent_schedule"] = curve_config["agent_schedule"]
     # the recipe's rules (app/skill_recipes.py): where each triggered, the first point that met
     # the criterion, why this point ships, and its robustness evaluation
-    for key in ("rules", "reached", "ship"):
+    for key in ("trained_on", "rules", "reached", "ship"):
         if curve_config.get(key):
             metadata[key] = curve_config[key]
     if point.get("robustness"):
@@ -217,7 +223,14 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     if demos:
         metadata["demonstrations"] = demos
     write_json(staging / METADATA_NAME, metadata)
-    staging.rename(final)
+    if final.exists():                      # the package trained on (replaces): swapped out, then removed
+        old = dest / f".{package}.replaced"
+        shutil.rmtree(old, ignore_errors=True)
+        final.rename(old)
+        staging.rename(final)
+        shutil.rmtree(old)
+    else:
+        staging.rename(final)
     rel = final.relative_to(root) if final.is_relative_to(root) else final
     played = [(k, [a if a == "none" else str(rel / Path(a).name) for a in agents] if k == "agent_files" else v)
               for k, v in played_args]

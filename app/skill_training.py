@@ -53,6 +53,9 @@ evaluations build the policy from the first leg's file. A resumed run keeps its 
 given a new one. E.g. the backflip as shipped: discount 0.99 from 1.32M samples,
 0.95 again from 4.61M (docs/README_time_to_skill.md).
 
+--train_on PACKAGE: the run goes on from a shipped skill (start_from_package): its first point is the
+package's own evaluation, and shipping may replace that package.
+
 --compare: the curves on one plot, and a table at equal budgets (--at: for each budget, each
 curve's point nearest to it, within 10%).
 """
@@ -66,8 +69,8 @@ import time
 from pathlib import Path
 
 from app.eval_worker import PYTHON, RESULT_PREFIX, build_eval_world, child_env, run_worker
-from app.skill_config import (CURVE_NAME, MODEL_NAME, ROOT, criterion_met, episode_successes, load_or_start,
-                              parse_args)
+from app.skill_config import (CURVE_NAME, MODEL_NAME, PACKAGE_METADATA, ROOT, criterion_met, episode_successes,
+                              load_or_start, parse_args)
 from app.skill_curve import compare, format_point, log_rows_by_iter, pending_checkpoints, read_resume, save_curve
 from app.skill_package import check_free, provenance, run_args_name, write_package
 from app.skill_recipes import FAR_AGENT_FILE, ROBUST_EPISODES, ROBUST_SEED, discount_switch, ship_point
@@ -85,7 +88,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--worker"]:
         configure_process_env()
-        print(RESULT_PREFIX + json.dumps(eval_worker(json.loads(argv[1]))), flush=True)
+        spec = json.loads(argv[1])
+        worker = start_worker if spec.get("job") == "train_on" else eval_worker
+        print(RESULT_PREFIX + json.dumps(worker(spec)), flush=True)
         return 0
     if argv[:1] == ["--compare"]:
         return compare_main(argv)
@@ -95,7 +100,7 @@ def main(argv=None):
     ship_dir, ship_args_dir = (ROOT / args.ship_dir, ROOT / args.ship_args_dir)
     try:
         if args.ship and not curve.get("shipped"):
-            check_free(cfg.skill, ship_dir, ship_args_dir, cfg.package, cfg.run_args_name)
+            check_free(cfg.skill, ship_dir, ship_args_dir, cfg.package, cfg.run_args_name, cfg.train_on_path)
         run(cfg, curve)
         if args.ship and curve.get("reached") and not curve.get("shipped"):
             ship(cfg, curve, ship_dir, ship_args_dir)
@@ -116,6 +121,8 @@ def run(cfg, curve, train_fn=None):
     returns the curve."""
     train_fn = train_fn or train_chunk
     out = Path(cfg.output)
+    if cfg.train_on and read_resume(out) is None:
+        start_from_package(cfg, curve)
     while True:
         for iteration, model in pending_checkpoints(cfg, curve):
             add_point(cfg, curve, iteration, model)
@@ -175,6 +182,44 @@ def train_chunk(cfg, target_samples):
             proc.send_signal(signal.SIGINT)       # the optimizer saves after its current iteration
             proc.wait()
             raise
+
+
+def start_from_package(cfg, curve):
+    """--train_on: the run folder starts as the shipped package's run stood when it shipped (its
+    weights and normalisers, iteration, samples and training hours in a checkpoint and resume
+    state of the run's own; the optimizers' moments start afresh), so training goes on from it and
+    the curve's first point is the package's own evaluation; the package is the curve's `trained_on`."""
+    package = cfg.train_on
+    meta = json.loads((cfg.train_on_path / PACKAGE_METADATA).read_text())
+    spec = {"job": "train_on", "arg_file": cfg.arg_file, "seed": cfg.seed, "model": str(cfg.train_on_path / MODEL_NAME),
+            "scratch": str(Path(cfg.output)), "agent_args": [], "extra_args": cfg.train_args,
+            "iteration": meta["iteration"], "samples": meta["samples"], "hours": meta["training_hours"]}
+    print(f"starting from {package}: iteration {meta['iteration']}, {meta['samples']:,} samples, "
+          f"{meta['training_hours']:.2f} h", flush=True)
+    run_worker("app.skill_training", spec, timeout=None, preexec_fn=_die_with_parent)
+    curve["trained_on"] = {"package": str(package), "iteration": meta["iteration"], "samples": meta["samples"],
+                           "training_hours": meta["training_hours"], "commit": meta.get("commit")}
+    save_curve(cfg, curve)
+
+
+def start_worker(spec):
+    """In a child process: the run folder (spec["scratch"]) seeded from the package's checkpoint
+    (start_from_package), with the run's args.txt."""
+    from DeepMimic_Optimizer import copy_run_inputs
+    from util.arg_parser import load_args
+
+    world = build_eval_world(spec)
+    try:
+        agent = world.agents[0]
+        agent.iter = int(spec["iteration"])
+        agent.total_sample_count = int(spec["samples"])
+        agent.start_time = time.time() - float(spec["hours"]) * 3600
+        agent.need_normalizer_update = agent.config.normalizer_samples > agent.total_sample_count
+        agent.save_model_and_resume_state(agent.get_output_path())
+        copy_run_inputs(load_args(["--arg_file", spec["arg_file"], *spec["extra_args"]]), spec["scratch"])
+    finally:
+        world.shutdown()
+    return {"model": agent.get_output_path()}
 
 
 # ---- 2. evaluation ------------------------------------------------------------------------------
@@ -314,9 +359,9 @@ def ship(cfg, curve, dest, args_dir):
         checkpoint = Path(cfg.output) / point["kept_checkpoint"]
     else:
         checkpoint = point.get("checkpoint") or str(Path(cfg.output) / MODEL_NAME)
-    record = {**cfg.to_json(), **{k: curve[k] for k in ("rules", "reached", "ship") if curve.get(k)}}
+    record = {**cfg.to_json(), **{k: curve[k] for k in ("trained_on", "rules", "reached", "ship") if curve.get(k)}}
     path = write_package(cfg.skill, cfg.output, point, checkpoint, record, dest, args_dir, ROOT,
-                         package=cfg.package, run_args=cfg.run_args_name)
+                         package=cfg.package, run_args=cfg.run_args_name, replaces=cfg.train_on_path)
     played = Path(args_dir) / (cfg.run_args_name or run_args_name(cfg.skill))
     print(f"shipped: {path} (watch it: DeepMimic.py --arg_file {played})", flush=True)
 

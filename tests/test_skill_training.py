@@ -140,21 +140,31 @@ def test_commit_is_the_checkouts():
     assert git_commit("/")["commit"] is None
 
 
-def skill_cmd(tmp_path):
-    return [sys.executable, "scripts/train_skill.py", "--clip", "walk", "--output", str(tmp_path / "run"),
+def skill_cmd(tmp_path, *extra, output="run"):
+    """The walk's recipe on a tiny budget and agent, with a loose criterion (extra options win)."""
+    return [sys.executable, "scripts/train_skill.py", "--clip", "walk", "--output", str(tmp_path / output),
             "--ship_dir", str(tmp_path / "policies"), "--ship_args_dir", str(tmp_path / "args"),
             "--num_workers", "1", "--eval_every", "300", "--max_samples", "1200", "--episodes", "2",
-            "--episode_time", "0.4", "--max_body_pos_err", "10",
+            "--episode_time", "0.4", "--max_body_pos_err", "10", *extra,
             "--train_args", "--agent_files", str(tiny_agent(tmp_path / "tiny_agent.txt"))]
 
 
-def test_skill_command_trains_ships_and_goes_on(tmp_path):
+@pytest.fixture(scope="module")
+def shipped_walk(tmp_path_factory):
+    """(folder, the skill command's output): the walk's recipe on a tiny budget and a loose
+    criterion, trained and shipped into the folder."""
+    tmp_path = tmp_path_factory.mktemp("skill")
+    first = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    return tmp_path, first
+
+
+def test_skill_command_trains_ships_and_goes_on(shipped_walk):
     """A loose criterion (0.4 s episodes, 10 m) that the first checkpoint meets, within the ship
     margin and robust: the command trains one round, evaluates (the fixed seed, then the
     robustness episodes), ships under DeepMimic's run_ file name, and the shipped policy plays;
     the same command again trains nothing more."""
-    first = subprocess.run(skill_cmd(tmp_path), cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    tmp_path, first = shipped_walk
     assert "shipped:" in first.stdout
     assert "agent 0 iter" in first.stdout                                      # training's progress, here too
     curve = json.loads((tmp_path / "run/time_to_skill.json").read_text())
@@ -190,6 +200,40 @@ def test_skill_command_trains_ships_and_goes_on(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     assert "criterion met" in again.stdout and "training to" not in again.stdout
     assert (tmp_path / "run/train_stdout.txt").read_text() == log_before
+
+
+def test_a_run_goes_on_from_a_shipped_skill(shipped_walk, tmp_path):
+    """--train_on: the run starts where the package's stood (the package's own evaluation is its
+    first point: same weights and normalisers, same seed, same numbers; its iteration, samples and
+    hours), trains on from there, and a point that meets the criterion ships over the package,
+    which its metadata then names."""
+    import shutil
+
+    package = tmp_path / "policies/humanoid3d_walk_trained"
+    shutil.copytree(shipped_walk[0] / "policies/humanoid3d_walk_trained", package)
+    shutil.copytree(shipped_walk[0] / "args", tmp_path / "args")
+    meta = json.loads((package / "metadata.json").read_text())
+    strict = subprocess.run(skill_cmd(tmp_path, "--train_on", str(package), "--max_body_pos_err", "0.001",
+                                      "--max_samples", str(meta["samples"] + 300), output="strict"),
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert strict.returncode == 0, strict.stdout[-2000:] + strict.stderr[-2000:]
+    curve = json.loads((tmp_path / "strict/time_to_skill.json").read_text())
+    start, trained = curve["points"][:2]
+    assert (start["iteration"], start["samples"]) == (meta["iteration"], meta["samples"])
+    assert start["wall_hours"] == pytest.approx(meta["training_hours"], abs=1e-3)
+    assert start["evaluation"]["body_pos_errs"] == meta["evaluation"]["body_pos_errs"]
+    assert trained["iteration"] > start["iteration"] and trained["samples"] > start["samples"]
+    assert curve["trained_on"]["samples"] == meta["samples"] and not curve.get("reached")
+    assert json.loads((package / "metadata.json").read_text()) == meta              # nothing shipped
+
+    loose = subprocess.run(skill_cmd(tmp_path, "--train_on", str(package), output="loose"),
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert loose.returncode == 0, loose.stdout[-2000:] + loose.stderr[-2000:]
+    assert "training to" not in loose.stdout and "shipped:" in loose.stdout
+    shipped = json.loads((package / "metadata.json").read_text())
+    assert shipped["trained_on"]["samples"] == meta["samples"] and shipped["samples"] == meta["samples"]
+    assert Path(shipped["trained_on"]["package"]) == package
+    assert not any(p.name.startswith(".") for p in package.parent.iterdir())
 
 
 @pytest.mark.parametrize("left", ["time_to_skill.json", "agent0_model.ckpt.resume.npz"])
