@@ -219,9 +219,12 @@ def main(argv=None):
     """Bad arguments, a missing data file or no OpenGL: a ValueError / FileNotFoundError, which
     util.cli.run_main prints as one line `DeepMimic.py: error: ...` with exit status 2."""
     argv = sys.argv[1:] if argv is None else argv
+    from app.skill_recipes import untrained_hint
     from env.render.gl_context import GLUnavailable, has_display
+    from learning.checkpoint import CheckpointError
+    args = load_args(argv)
     try:
-        options = ViewerOptions.parse(load_args(argv))
+        options = ViewerOptions.parse(args)
         if not options.headless and not has_display():
             raise GLUnavailable("no display found; use --headless with --record, --screenshot or --episodes")
         if options.record_demos:
@@ -232,6 +235,8 @@ def main(argv=None):
             run_viewer(argv, options)
     except GLUnavailable as err:
         raise ValueError(str(err)) from None
+    except CheckpointError as err:
+        raise CheckpointError(str(err) + untrained_hint(args.sources.get("model_files", ""))) from None
 
 
 def run_viewer(argv, options):

@@ -99,6 +99,17 @@ class RecipeError(ValueError):
     """A clip or motion file the recipe cannot train; the message is one line."""
 
 
+def untrained_hint(run_args_file):
+    """For DeepMimic's run_ file of a clip of the library (which plays what its train_ file writes
+    until the clip ships): how to train the policy it looks for; "" for any other file."""
+    name = Path(run_args_file).name
+    for recipe in RECIPES.values():
+        if Path(recipe.run_args_file).name == name:
+            return (f"; no policy for {recipe.name} is shipped yet: `make skill CLIP={recipe.name}` trains one and "
+                    f"rewrites {recipe.run_args_file} to play it")
+    return ""
+
+
 def recipe_for(clip):
     try:
         return RECIPES[clip]

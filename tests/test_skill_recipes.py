@@ -274,6 +274,27 @@ def test_deepmimics_run_file_plays_the_policy_trained_here(name):
     assert (ROOT / f"{model}.index").is_file()
 
 
+def test_deepmimics_run_file_of_a_clip_not_shipped_yet_says_how_to_train_it(tmp_path):
+    """DeepMimic's run_ file of a clip with no policy yet looks for what its train_ file writes;
+    without it the command stops in one line that names the skill command to run (and a run_ file
+    of another name gets the plain checkpoint error)."""
+    text = (ROOT / "args/run_humanoid3d_crawl_args.txt").read_text()
+    assert "--model_files output/agent0_model.ckpt" in text
+    missing = tmp_path / "output/agent0_model.ckpt"
+    results = []
+    for name in ("run_humanoid3d_crawl_args.txt", "run_my_crawl_args.txt"):
+        (tmp_path / name).write_text(text.replace("output/agent0_model.ckpt", str(missing)))
+        results.append(subprocess.run([sys.executable, "DeepMimic.py", "--arg_file", str(tmp_path / name), "--headless",
+                                       "--episodes", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300))
+    library, other = results
+    assert library.returncode == other.returncode == 2
+    line = library.stderr.strip().splitlines()[-1]         # after pybullet's build-time banner
+    assert line.startswith(f"DeepMimic.py: error: checkpoint not found: {missing}")
+    assert line.endswith("no policy for crawl is shipped yet: `make skill CLIP=crawl` trains one and rewrites "
+                         "args/run_humanoid3d_crawl_args.txt to play it")
+    assert other.stderr.strip().splitlines()[-1].endswith("the project or the pybullet data)")
+
+
 def test_shipping_replaces_deepmimics_run_file_but_not_a_shipped_one(tmp_path):
     """DeepMimic's run_ file of a clip not shipped yet plays output/ and is replaced when the clip
     ships; one that already plays a package is refused, as the package folder is."""
