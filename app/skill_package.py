@@ -33,7 +33,6 @@ from util.atomic_write import write_json, write_text
 from util.paths import project_root
 
 RUN_ARGS = "args.txt"                   # DeepMimic_Optimizer.copy_run_inputs writes it
-METADATA_NAME = PACKAGE_METADATA
 CHUNK_KEYS = ("max_samples", "max_iters", "rand_seed", "output_path", "int_output_path", "resume", "model_files",
               "agent_files", "tensorboard")
 # keys a run_ file drops from the training args (it plays, it does not train or write)
@@ -222,7 +221,7 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     demos = demonstrations(played_args)
     if demos:
         metadata["demonstrations"] = demos
-    write_json(staging / METADATA_NAME, metadata)
+    write_json(staging / PACKAGE_METADATA, metadata)
     if final.exists():                      # the package trained on (replaces): swapped out, then removed
         old = dest / f".{package}.replaced"
         shutil.rmtree(old, ignore_errors=True)
@@ -234,5 +233,5 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     rel = final.relative_to(root) if final.is_relative_to(root) else final
     played = [(k, [a if a == "none" else str(rel / Path(a).name) for a in agents] if k == "agent_files" else v)
               for k, v in played_args]
-    write_text(run_args_file, run_args_text(skill, played, rel / MODEL_NAME, rel / METADATA_NAME))
+    write_text(run_args_file, run_args_text(skill, played, rel / MODEL_NAME, rel / PACKAGE_METADATA))
     return final

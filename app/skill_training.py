@@ -206,7 +206,6 @@ def start_worker(spec):
     """In a child process: the run folder (spec["scratch"]) seeded from the package's checkpoint
     (start_from_package), with the run's args.txt."""
     from DeepMimic_Optimizer import copy_run_inputs
-    from util.arg_parser import load_args
 
     world = build_eval_world(spec)
     try:
@@ -216,7 +215,7 @@ def start_worker(spec):
         agent.start_time = time.time() - float(spec["hours"]) * 3600
         agent.need_normalizer_update = agent.config.normalizer_samples > agent.total_sample_count
         agent.save_model_and_resume_state(agent.get_output_path())
-        copy_run_inputs(load_args(["--arg_file", spec["arg_file"], *spec["extra_args"]]), spec["scratch"])
+        copy_run_inputs(world.arg_parser, spec["scratch"])
     finally:
         world.shutdown()
     return {"model": agent.get_output_path()}

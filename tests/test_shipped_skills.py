@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.skill_package import METADATA_NAME, MODEL_NAME, shipped_run_args
+from app.skill_config import MODEL_NAME, PACKAGE_METADATA
+from app.skill_package import shipped_run_args
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p for p in (ROOT / "data/policies").glob("*_trained") if p.is_dir())
@@ -21,7 +22,7 @@ def test_there_are_shipped_skills():
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_each_shipped_skill_has_its_metadata_and_run_file(package):
-    meta = json.loads((package / METADATA_NAME).read_text())
+    meta = json.loads((package / PACKAGE_METADATA).read_text())
     assert METADATA_KEYS <= meta.keys()
     assert package.name in (f"humanoid3d_{meta['skill']}_trained", f"{meta['skill']}_trained")    # dog3d_<clip>
     assert (package / f"{MODEL_NAME}.index").is_file()
@@ -55,7 +56,7 @@ def test_each_shipped_skill_plays_20_s_without_a_fall(package):
     from app.build import load_world
     from app.evaluate import evaluate
 
-    meta = json.loads((package / METADATA_NAME).read_text())
+    meta = json.loads((package / PACKAGE_METADATA).read_text())
     world = load_world(["--arg_file", str(ROOT / shipped_run_args(meta)), "--rand_seed", "1000"])
     try:
         (stats,) = evaluate(world, 1, max_episode_time=20.0)
