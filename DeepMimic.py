@@ -29,7 +29,10 @@ to 1; l reload the arg files; r reset the episode; t toggle training; k show/hid
 character; x / z throw a small / big box; s write the character state to output/char_state.json;
 y trace the root and end effectors; arrow keys (heading scenes) steer the target: left / right
 turn the target heading by 15 degrees, up / down change the target speed by 0.5 m/s, and the
-scene's random targets stop. Mouse: right drag pans, wheel zooms, left drag on a body pulls it
+scene's random targets stop; digit d (goal-setting agents, AgentType Goals, whose current goal the
+HUD and a coloured sphere above the character show) holds goal d in test episodes, pressed again
+hands the choice back to the goal policy (--hold_goal d from the start, also for --episodes and
+--record). Mouse: right drag pans, wheel zooms, left drag on a body pulls it
 (physics scenes), left drag elsewhere turns the camera.
 """
 import json

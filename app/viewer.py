@@ -10,6 +10,11 @@ HEADING_STEP, up/down change the target speed by TARGET_SPEED_STEP (the scene ke
 range); the first press makes the target the user's, with no more random changes
 (Scene.steer_target). Other scenes ignore them.
 
+A goal-setting agent (AgentType Goals) shows its current goal: a HUD line and a sphere in the
+goal's colour above the character. Digit key d holds goal d in test episodes (the agent's
+held_goal, as DeepMimic.py's --hold_goal d); pressing it again hands the choice back to the goal
+policy.
+
 Timing (deepmimic.md section 1): one frame is app.rollout.update_world's (1/60 s in
 num_update_substeps updates, each followed by the episode checks: an invalid episode resets, an
 episode end ends and resets; the frame stops there). Each tick runs int(|speed|) frames (at
@@ -26,7 +31,9 @@ from env.env import FRAME_TIME
 from env.render.camera import Camera
 from env.render.draw_list import build_frame
 from env.render.picking import pick
+from learning.agents.goals_agent import GoalsAgent
 from util.atomic_write import write_json
+from util.math_util import quat_identity
 
 SPEED_STEP = 0.05
 HEADING_STEP = math.radians(15.0)     # target heading turned per arrow-key press
@@ -36,6 +43,10 @@ TRACE_LEN = 600              # frames kept per traced point
 TRACE_COLORS = [(0.8, 0.2, 0.2, 1.0), (0.2, 0.6, 0.2, 1.0), (0.2, 0.3, 0.8, 1.0),
                 (0.8, 0.6, 0.1, 1.0), (0.6, 0.2, 0.7, 1.0)]
 CHAR_STATE_FILE = "output/char_state.json"
+GOAL_COLORS = [(0.9, 0.25, 0.2, 1.0), (0.2, 0.7, 0.3, 1.0), (0.2, 0.4, 0.9, 1.0), (0.95, 0.75, 0.1, 1.0),
+               (0.7, 0.3, 0.8, 1.0), (0.1, 0.75, 0.8, 1.0)]
+GOAL_MARKER_HEIGHT = 1.0     # metres above the camera focus (the character's root)
+GOAL_MARKER_SIZE = 0.15      # sphere diameter, metres
 
 
 class Viewer:
@@ -105,6 +116,8 @@ class Viewer:
         }.get(key)
         if action is not None:
             action()
+        elif key.isdigit():
+            self._toggle_held_goal(int(key))
 
     def special_key(self, name):
         """A key that types no character: 'escape' quits, the arrows steer the scene's target."""
@@ -139,6 +152,15 @@ class Viewer:
 
     def _toggle_ref(self):
         self.draw_ref = not self.draw_ref
+
+    def _goals_agent(self):
+        agent = self.world.agents[0] if self.world.agents else None
+        return agent if isinstance(agent, GoalsAgent) else None
+
+    def _toggle_held_goal(self, goal):
+        agent = self._goals_agent()
+        if agent is not None and goal < agent.num_goals:
+            agent.held_goal = None if agent.held_goal == goal else goal
 
     def _toggle_trace(self):
         self.traces = None if self.traces is not None else []
@@ -239,8 +261,18 @@ class Viewer:
     def frame(self):
         traces = [(np.array(points), TRACE_COLORS[i % len(TRACE_COLORS)])
                   for i, points in enumerate(self.traces or [])]
+        solids, lines = self.scene.draw_task_objects()
         return build_frame(self.scene.draw_characters(), self.scene.draw_projectiles(),
-                           self.draw_ref, traces, self.scene.draw_task_objects())
+                           self.draw_ref, traces, (list(solids) + self._goal_marker(), lines))
+
+    def _goal_marker(self):
+        """A goal-setting agent's current goal as a sphere in its colour above the character."""
+        agent = self._goals_agent()
+        if agent is None:
+            return []
+        pos = self.scene.camera_focus() + np.array([0.0, GOAL_MARKER_HEIGHT, 0.0])
+        return [("sphere", np.full(3, GOAL_MARKER_SIZE), pos, quat_identity(),
+                 GOAL_COLORS[agent.goal_id % len(GOAL_COLORS)])]
 
     def _traced_points(self):
         """Root and end-effector positions of the first simulated (else kinematic) character."""
@@ -269,6 +301,10 @@ class Viewer:
         if agent is not None:
             lines += [f"Mode: {'train' if agent.enable_training else 'test'}",
                       f"Return: {sum(agent.path.rewards):.2f}"]
+        if isinstance(agent, GoalsAgent):
+            how = (f"held, key {agent.held_goal} releases it" if agent.held_goal is not None
+                   else "digit keys hold one")
+            lines.append(f"Goal: {agent.goal_id} (goals 0-{agent.num_goals - 1}; {how})")
         return lines + self.scene.hud_lines()
 
 

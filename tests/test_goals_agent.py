@@ -215,7 +215,7 @@ def test_choosing_a_goal_habituates_it_and_restores_the_others(tmp_path):
     s, g = world.env.record_state(0), world.env.record_goal(0)
     before = agent.stab_hab.copy()
     agent._choose_goal(s, g)
-    chosen = agent._goal
+    chosen = agent.goal_id
     expected = np.minimum(before + 0.1, 1.0)
     expected[chosen] = max(before[chosen] - 0.25, 0.0)
     np.testing.assert_allclose(agent.stab_hab, expected)

@@ -56,3 +56,15 @@ def test_spot_reward_and_arena_fail(env):
     assert env.check_terminate(0) == Terminate.Fail and env.is_episode_end() and env.calc_reward(0) == 0.0
     env.reset()
     assert env.check_terminate(0) == Terminate.Null and not env.is_episode_end()
+
+
+def test_drawn_ball_spots_and_arena(env):
+    from env.scenes.goals_point import RADIUS
+    [(shape, size, pos, _, _)], lines = env.draw_task_objects()
+    assert shape == "sphere" and np.allclose(size, 2 * RADIUS)
+    np.testing.assert_allclose(pos, [env.pos[0], RADIUS, env.pos[1]])
+    *circles, (border, _) = lines
+    assert len(circles) == 3
+    for (points, _), spot in zip(circles, [(1.2, 1.2), (-1.2, 0.8), (0.0, -1.3)]):
+        np.testing.assert_allclose(np.hypot(points[:, 0] - spot[0], points[:, 2] - spot[1]), 0.3)
+    np.testing.assert_allclose(np.abs(border[:, [0, 2]]), 2.0)

@@ -380,3 +380,67 @@ def test_headless_evaluation_keeps_random_targets():
         world.shutdown()
     assert stats.length_s == pytest.approx(1.0) and not scene.manual_target
     assert len({heading for heading, _ in targets}) >= 3     # 1 s: the timer redraws every 0.2-0.5 s
+
+
+# ---- a goal-setting agent's goal: HUD, marker, digit keys, --hold_goal ---------------------
+
+GOALS_POINT = ["--arg_file", "args/train_goals_goals_point_args.txt", "--train_agents", "false",
+               "--tensorboard", "false"]
+
+
+@pytest.fixture
+def goals_viewer(tmp_path):
+    viewer = make_viewer(GOALS_POINT + ["--output_path", str(tmp_path)])
+    yield viewer
+    viewer.world.shutdown()
+
+
+def goal_marker(viewer):
+    """The frame's solid at the goal marker's place above the scene's focus."""
+    from app.viewer import GOAL_MARKER_HEIGHT
+    spot = viewer.scene.camera_focus() + [0.0, GOAL_MARKER_HEIGHT, 0.0]
+    return [s for s in viewer.frame().solids if np.allclose(s.model[:3, 3], spot)]
+
+
+def test_goal_hud_marker_and_digit_keys(goals_viewer):
+    from app.viewer import GOAL_COLORS
+    viewer, agent = goals_viewer, goals_viewer.world.agents[0]
+    goal_steps = agent.config.goal_steps
+    for _ in range(2 * goal_steps):                 # a decision every 2 frames: goals chosen by the policy
+        viewer.tick()
+    [marker] = goal_marker(viewer)
+    np.testing.assert_allclose(marker.color, GOAL_COLORS[agent.goal_id])
+    assert f"Goal: {agent.goal_id} (goals 0-3; digit keys hold one)" in viewer.hud_lines()
+
+    held = (agent.goal_id + 1) % agent.num_goals
+    viewer.handle_event(("char", str(held)))
+    assert agent.held_goal == held
+    decisions = len(agent.path.extras["goal_ids"])
+    for _ in range(2 * 2 * goal_steps):              # past the next goal choice
+        viewer.tick()
+    ids = agent.path.extras["goal_ids"][decisions:]
+    assert ids[-goal_steps:] == [held] * goal_steps
+    [marker] = goal_marker(viewer)
+    np.testing.assert_allclose(marker.color, GOAL_COLORS[held])
+    assert f"Goal: {held} (goals 0-3; held, key {held} releases it)" in viewer.hud_lines()
+
+    viewer.keyboard("7")                            # no goal 7: ignored
+    assert agent.held_goal == held
+    viewer.keyboard(str(held))                      # the same key releases it
+    assert agent.held_goal is None
+
+
+def test_no_goal_marker_without_a_goals_agent(sim_viewer):
+    assert not any(line.startswith("Goal:") for line in sim_viewer.hud_lines())
+    sim_viewer.keyboard("1")
+    assert len(sim_viewer.frame().solids) == 15     # the simulated character's bodies alone
+
+
+def test_hold_goal_arg(tmp_path):
+    world = load_world(GOALS_POINT + ["--output_path", str(tmp_path), "--hold_goal", "3"])
+    try:
+        assert world.agents[0].held_goal == 3
+    finally:
+        world.shutdown()
+    with pytest.raises(ValueError, match=r"--hold_goal 4: goals are 0-3"):
+        load_world(GOALS_POINT + ["--output_path", str(tmp_path), "--hold_goal", "4"])

@@ -13,6 +13,7 @@ External reward in [0, 1]: max over the reward spots c_k (--goals_point_spots x 
 default three) of exp(-|p - c_k|^2 / (2 sigma^2)), sigma = --goals_point_spot_sigma (0.3).
 Ends: leaving the arena is a Fail; the episode timer (time_lim_*) a Null end. Starts: uniform in
 [-1, 1]^2 at rest, from the env's random generator. No env goal (the hierarchy sets its own).
+Drawn (viewer): the ball, each spot as a ground circle of radius sigma, the arena's border.
 """
 from types import SimpleNamespace
 
@@ -27,6 +28,11 @@ CONTROL_DT = 1.0 / 30.0
 GOALS_POINT_FORCE = 60.0
 GOALS_POINT_DAMPING = 20.0
 RADIUS = 0.1
+BALL_COLOR = (0.35, 0.35, 0.4, 1.0)
+SPOT_COLOR = (0.1, 0.6, 0.2, 1.0)
+ARENA_COLOR = (0.3, 0.3, 0.3, 1.0)
+CIRCLE_POINTS = 48
+LINE_LIFT = 0.005            # lines drawn this far above the ground
 DEFAULT_SPOTS = (1.2, 1.2, -1.2, 0.8, 0.0, -1.3)
 
 
@@ -142,6 +148,17 @@ class GoalsPointScene(RLScene):
 
     def camera_focus(self):
         return np.array([self.pos[0], RADIUS, self.pos[1]])
+
+    def draw_task_objects(self):
+        """The ball (a sphere), each reward spot as a ground circle of radius sigma, the arena's border."""
+        ball = ("sphere", np.full(3, 2 * RADIUS), self.camera_focus(), np.array([1.0, 0.0, 0.0, 0.0]), BALL_COLOR)
+        angles = np.linspace(0.0, 2 * np.pi, CIRCLE_POINTS + 1)
+        circles = [(np.stack([x + self.sigma * np.cos(angles), np.full_like(angles, LINE_LIFT),
+                              z + self.sigma * np.sin(angles)], axis=1), SPOT_COLOR) for x, z in self.spots]
+        a = self.arena
+        border = np.array([[-a, LINE_LIFT, -a], [a, LINE_LIFT, -a], [a, LINE_LIFT, a], [-a, LINE_LIFT, a],
+                           [-a, LINE_LIFT, -a]])
+        return [ball], circles + [(border, ARENA_COLOR)]
 
     def shutdown(self):
         if self.client is not None and p.isConnected(self.client):

@@ -93,7 +93,7 @@ class GoalsAgent(PPOAgent):
 
     def __init__(self, world, id, config):
         self._step = 0
-        self._goal = 0
+        self.goal_id = 0                # the goal the action policy is conditioned on now
         self._goal_logp = 0.0
         self._stab_factor = 1.0
         self._goal_start = False
@@ -118,6 +118,16 @@ class GoalsAgent(PPOAgent):
         self.stab_hab = np.ones(config.num_goals)
         self.reward_hab = RewardHabituation(config.reward_habituation_factor, config.reward_restoration_factor)
         self._batch_info = {}
+        self.held_goal = self._parse_hold_goal(self.world.arg_parser)
+
+    def _parse_hold_goal(self, arg_parser):
+        """--hold_goal K (world args): test episodes hold goal K instead of the goal policy's choice."""
+        goal = arg_parser.parse_int("hold_goal", -1)
+        if goal == -1:
+            return None
+        if not 0 <= goal < self.num_goals:
+            raise ValueError(f"--hold_goal {goal}: goals are 0-{self.num_goals - 1} (NumGoals {self.num_goals})")
+        return goal
 
     def _buffer_fields(self):
         return super()._buffer_fields() + [Field("goal_ids", (), np.int32), Field("goal_logps", (), np.float64),
@@ -222,7 +232,7 @@ class GoalsAgent(PPOAgent):
 
     def _decision_inputs(self, s, g):
         """The action policy's inputs at a decision: with the one-hot of the current goal."""
-        return self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self._goal])
+        return self._main_inputs(np.asarray(s)[None], np.asarray(g)[None], [self.goal_id])
 
     def _norm_states(self, states):
         return self.s_norm.normalize(states).astype(np.float32)
@@ -243,9 +253,9 @@ class GoalsAgent(PPOAgent):
             self.stab_hab = stability_habituation_step(self.stab_hab, goal, self.config.stability_habituation_factor,
                                                        self.config.stability_restoration_factor)
         else:
-            goal = int(np.argmax(probs))
+            goal = int(np.argmax(probs)) if self.held_goal is None else self.held_goal
             self._stab_factor = float(self.stab_hab[goal])
-        self._goal, self._goal_logp = goal, float(np.log(max(probs[goal], 1e-30)))
+        self.goal_id, self._goal_logp = goal, float(np.log(max(probs[goal], 1e-30)))
 
     def _decide_action(self, s, g):
         goal_start = self._step % self.config.goal_steps == 0
@@ -255,7 +265,7 @@ class GoalsAgent(PPOAgent):
         self._goal_start = goal_start
         a, logp = super()._decide_action(s, g)
         extras = self.path.extras
-        extras["goal_ids"].append(self._goal)
+        extras["goal_ids"].append(self.goal_id)
         extras["goal_logps"].append(self._goal_logp if goal_start else 0.0)
         extras["stab_habs"].append(self._stab_factor)
         return a, logp

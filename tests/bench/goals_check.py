@@ -85,7 +85,7 @@ def run_eval(world, agent, episodes, seed, evaluate, np):
 
         def counting_choose(s, g):
             choose(s, g)
-            chosen.append(agent._goal)
+            chosen.append(agent.goal_id)
         agent._choose_goal = counting_choose
     stats = evaluate(world, episodes)
     agent.__dict__.pop("_choose_goal", None)
@@ -105,7 +105,7 @@ def probe_goals(world, agent, episodes, seed, evaluate, np):
     episodes_steps, segment = [], [0]
 
     def cycle(s, g):
-        agent._goal = (len(episodes_steps) - 1 + segment[0]) % n
+        agent.goal_id = (len(episodes_steps) - 1 + segment[0]) % n
         segment[0] += 1
 
     def recording(s, g):
@@ -113,7 +113,7 @@ def probe_goals(world, agent, episodes, seed, evaluate, np):
             episodes_steps.append([])
             segment[0] = 0
         out = decide(s, g)
-        episodes_steps[-1].append((np.array(s, dtype=np.float64), agent._goal))
+        episodes_steps[-1].append((np.array(s, dtype=np.float64), agent.goal_id))
         return out
     agent._choose_goal, agent._decide_action = cycle, recording
     stats = evaluate(world, episodes)
