@@ -12,6 +12,7 @@ AGENT_TYPES = {
     "PPO": "learning.agents.ppo_agent:PPOAgent",
     "AMP": "learning.agents.amp_agent:AMPAgent",
     "Goals": "learning.agents.goals_agent:GoalsAgent",
+    "GoalsAMP": "learning.agents.goals_amp_agent:GoalsAMPAgent",
     "GAIL": "learning.agents.gail_agent:GAILAgent",
 }
 

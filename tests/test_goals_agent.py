@@ -231,6 +231,20 @@ class _BatchCaptured(Exception):
     pass
 
 
+def captured_policy_batch(agent):
+    """The batch the action policy's PPO step would train on (the step itself does not run)."""
+    captured = {}
+
+    def capture(batch, iteration):
+        captured["batch"] = batch
+        raise _BatchCaptured
+
+    agent.policy_step.step = capture
+    with pytest.raises(_BatchCaptured):
+        agent._train_step()
+    return captured["batch"]
+
+
 @pytest.mark.parametrize("prior_weight", [0.0, 0.5])
 def test_action_policy_reward_is_stability_plus_motion_prior(tmp_path, prior_weight):
     """The PPO step of the action policy gets, per decision, the stability reward of the inverse
@@ -276,16 +290,7 @@ def test_action_policy_reward_is_stability_plus_motion_prior(tmp_path, prior_wei
     expected = np.concatenate(expected)
     assert np.ptp(expected) > 0.05                   # the stability rewards vary: the check has teeth
 
-    captured = {}
-
-    def capture(batch, iteration):
-        captured["batch"] = batch
-        raise _BatchCaptured
-
-    agent.policy_step.step = capture
-    with pytest.raises(_BatchCaptured):
-        agent._train_step()
-    batch = captured["batch"]
+    batch = captured_policy_batch(agent)
     np.testing.assert_allclose(batch.returns, expected, rtol=1e-5, atol=1e-6)
     assert agent._batch_info["motion_prior_mean"] == pytest.approx(np.mean(np.concatenate(priors)), rel=1e-12)
     world.shutdown()

@@ -101,6 +101,7 @@ class AMPAgent(PPOAgent):
             style_max = self._combine_rewards(style_max, self.env.get_reward_max(self.id))
         elif config.weighted:
             style_min, style_max = self.style_weight * style_min, self.style_weight * style_max
+        self.amp_reward_range = (style_min, style_max)      # of the rewards PPO trains on
         self.val_min, self.val_max = style_min / (1 - gamma), style_max / (1 - gamma)
 
     def _combine_rewards(self, style_r, task_r):

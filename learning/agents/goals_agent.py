@@ -106,9 +106,10 @@ class GoalsAgent(PPOAgent):
     def _load_params(self, config):
         super()._load_params(config)
         env, i, gamma, w = self.env, self.id, config.discount, config.motion_prior_weight
-        # action rewards stab + w r: stab in [-1, 1], r in the env's [r_min, r_max]; no stab after an end
-        self.val_min = (-1 + w * env.get_reward_min(i)) / (1 - gamma)
-        self.val_max = (1 + w * env.get_reward_max(i)) / (1 - gamma)
+        # action rewards stab + w r: stab in [-1, 1], r in the prior's [r_min, r_max]; no stab after an end
+        prior_min, prior_max = self._motion_prior_range()
+        self.val_min = (-1 + w * prior_min) / (1 - gamma)
+        self.val_max = (1 + w * prior_max) / (1 - gamma)
         self.val_fail = w * env.get_reward_fail(i) / (1 - gamma)
         self.val_succ = w * env.get_reward_succ(i) / (1 - gamma)
         if not config.train_action_policy:
@@ -119,6 +120,10 @@ class GoalsAgent(PPOAgent):
         self.reward_hab = RewardHabituation(config.reward_habituation_factor, config.reward_restoration_factor)
         self._batch_info = {}
         self.held_goal = self._parse_hold_goal(self.world.arg_parser)
+
+    def _motion_prior_range(self):
+        """[r_min, r_max] of the motion prior r_t: the scene's reward range."""
+        return self.env.get_reward_min(self.id), self.env.get_reward_max(self.id)
 
     def _parse_hold_goal(self, arg_parser):
         """--hold_goal K (world args): test episodes hold goal K instead of the goal policy's choice."""
@@ -284,8 +289,9 @@ class GoalsAgent(PPOAgent):
         """The action policy's rewards of the slots idx (0 at path ends),
             r_t^a = stab_t + MotionPriorWeight x r_t,
         stab_t the stability reward from the inverse model as it is now (learning/goals_util.py),
-        r_t the scene's own reward (the motion prior). Keeps stab_t for the goal policy and the
-        batch's inverse-model and prior statistics for the log (Motion_Prior_Mean: mean r_t)."""
+        r_t the motion prior: the rewards the agent's base class trains on (PPO: the scene's own
+        reward; GoalsAMP: the AMP style reward). Keeps stab_t for the goal policy and the batch's
+        inverse-model and prior statistics for the log (Motion_Prior_Mean: mean r_t)."""
         buf = self.replay_buffer
         valid = ~buf.is_path_end(idx)
         slots = idx[valid]
@@ -300,7 +306,7 @@ class GoalsAgent(PPOAgent):
         cfg = self.config
         stab = stability_reward(norm_a, a_pred, goal_ids, g_pred, p_a, cfg.goal_error_factor,
                                 cfg.action_error_factor, cfg.action_error_discount)
-        prior = buf.get("rewards", slots).astype(np.float64)
+        prior = super()._fetch_batch_rewards(idx)[valid]
         self._batch_stability = np.zeros(idx.size)
         self._batch_stability[valid] = stab
         rewards = np.zeros(idx.size)
