@@ -416,3 +416,31 @@ def test_the_reference_conditioned_amp_walk_has_the_reference(argv):
     assert has_reference_in_the_policy(env) == (True, True)
     assert sum(name.startswith("ref") for name in names) == 3 * (3 + 6 + 6 * 8 + 4)
     env.shutdown()
+
+
+def test_action_offset_from_motion_holds_the_clips_mean_pose():
+    """--action_offset_from_motion: the zero normalised action's PD targets are the walk clip's mean
+    joint rotations (revolute: the mean angle; spherical: the rotation of the mean exponential map
+    over the frames), computed here from the clip file's columns; off, DeepMimic's offset (minus
+    the joint-limit middle, 0 for the exponential maps); with relative actions it is an error."""
+    env = make_env(WALK_ARGS, "--action_offset_from_motion", "true")
+    plain = make_env(WALK_ARGS)
+    desc, frames = env.char_desc, env.motion.frames
+    layout = env.ctrl.action_layout
+    sph_quats, rev_angles = layout.to_targets(-env.build_action_offset(0))
+    sph = [j for j in desc.joints if j.type.name == "SPHERICAL"]
+    rev = [j for j in desc.joints if j.type.name == "REVOLUTE"]
+    for joint, quat in zip(sph, sph_quats):
+        cols = desc.param_offset[joint.id] + np.arange(4)
+        mean_exp = math_util.quat_to_exp_map(frames[:, cols]).mean(axis=0)
+        np.testing.assert_allclose(math_util.quat_to_exp_map(quat), mean_exp, atol=1e-9, err_msg=joint.name)
+    for joint, angle in zip(rev, rev_angles):
+        assert angle == pytest.approx(frames[:, desc.param_offset[joint.id]].mean(), abs=1e-12), joint.name
+    assert np.ptp(rev_angles) > 0.1 and np.abs(sph_quats[:, 1:]).max() > 0.05     # not the rest pose
+    np.testing.assert_allclose(plain.build_action_offset(0)[layout.rev_cols],
+                               [-0.5 * (j.limit_low + j.limit_high) for j in rev])
+    assert not np.any(plain.build_action_offset(0)[layout.sph_cols])
+    env.shutdown()
+    plain.shutdown()
+    with pytest.raises(ValueError, match="--action_offset_from_motion: needs absolute actions"):
+        make_env(WALK_ARGS, "--action_offset_from_motion", "true", "--ref_relative_actions", "true")

@@ -30,6 +30,10 @@ is an offset from) plays one of its clips; the discriminator's expert data and t
 stay the motion_file's. The reference of a non-looping clip stops at its last frame, so with
 relative actions a reset into a short clip leaves the policy acting about a frozen pose within
 seconds: a dataset of looping clips here keeps the reference moving for the whole episode.
+
+action_offset_from_motion (not DeepMimic's, default false; absolute actions only): the action's
+normalisation offset at the motion data's mean PD targets instead of the joint-limit middle, so
+an untrained policy holds the data's mean pose (_set_action_offset_from_motion).
 """
 import copy
 import math
@@ -118,6 +122,8 @@ class ImitateAMPScene(ImitateScene):
         self.reset_set = reset_set or self.motion_set     # the clips resets draw from
         self.reward_terms = {}      # the style reward is the agent's (its discriminator's): no terms here
         self._activate_motion(self.reset_set.motions[0])
+        if args.parse_bool("action_offset_from_motion", False):
+            self._set_action_offset_from_motion()
 
         # Read in every AMP scene (so they are not reported unused), applied where DeepMimic does.
         local_root = args.parse_bool("enable_amp_obs_local_root", False) and self.reads_amp_obs_args
@@ -129,6 +135,19 @@ class ImitateAMPScene(ImitateScene):
             max_time = max(self.timer_params.time_max, self.timer_params_end.time_max)
             if math.isfinite(max_time):
                 self.time_warper = TimeWarper(int(math.ceil(self.ctrl.params.query_rate * max_time)) + 2)
+
+    def _set_action_offset_from_motion(self):
+        """--action_offset_from_motion: the absolute action's normalisation offset moves from the
+        joint-limit middle and the zero rotation to the motion data's mean: minus the mean, over
+        every frame of the motion_file's clips, of the action whose PD targets are the frame's
+        joint rotations. A policy's zero normalised action (an untrained policy's output) then holds
+        that mean pose instead of a crouch with the knees at mid-range; the policy's input and
+        action keep the paper's form (its own state, absolute PD targets)."""
+        if self.ref_relative:
+            raise ValueError("--action_offset_from_motion: needs absolute actions (not with --ref_relative_actions)")
+        actions = [self.action_layout.from_targets(*self._ref_joint_targets(frame))
+                   for motion in self.motion_set.motions for frame in motion.frames]
+        self.action_layout.offset = -np.mean(actions, axis=0)
 
     def _activate_motion(self, motion):
         self.kin_char.motion = motion
