@@ -64,6 +64,7 @@ def make_world(tmp_path, *extra, seed=0, **overrides):
     ({"TrainActionPolicy": "false"}, "TrainActionPolicy: expects true or false"),
     ({"TrainActionPolicy": 0}, "TrainActionPolicy: expects true or false"),
     ({"TrainActionPolicys": False}, "TrainActionPolicys: unknown key"),
+    ({"ActionPolicyEnvGoal": "no"}, "ActionPolicyEnvGoal: expects true or false"),
     ({"TrainActionPolicy": False, "MotionPriorWeight": 0.5},
      "MotionPriorWeight: must be 0 when TrainActionPolicy is false"),
 ])
@@ -86,6 +87,7 @@ def test_defaults_and_registry(tmp_path):
     cls, config, _ = load_agent_config(str(write_agent(tmp_path / "agent.txt")))
     assert cls is GoalsAgent and config.num_goals == 4 and config.goal_steps == 10
     assert config.motion_prior_weight == 0.0 and config.train_action_policy is True
+    assert config.action_policy_env_goal is True
 
 
 def test_goals_chosen_every_goal_steps(tmp_path):
@@ -339,4 +341,25 @@ def test_frozen_action_policy_keeps_weights_and_normalisers(tmp_path):
     header, rows = read_log(tmp_path / "out" / "agent0_log.txt")
     assert len(rows) == 3 and np.all(np.isfinite(rows))
     assert all(column in header for column in LOG_COLUMNS) and "Actor_Loss" not in header
+    world.shutdown()
+
+
+@pytest.mark.parametrize("env_goal", [True, False])
+def test_the_action_policy_sees_the_scenes_goal_unless_told_not(tmp_path, env_goal):
+    """ActionPolicyEnvGoal false: the action policy's action no longer depends on the scene's goal
+    (a task's target), the goal policy's choice still does; true (the default): both do."""
+    from tests.toy_env import ShapedEnv, toy_args
+    agent_file = write_agent(tmp_path / "agent.txt", ActionPolicyEnvGoal=env_goal, ActorInitOutputScale=1.0)
+    world = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(agent_file, "--output_path", tmp_path / "out"))
+    agent = world.agents[0]
+    assert agent.config.action_policy_env_goal is env_goal
+    for _ in range(20):                              # decisions through the agent's own inputs
+        update_world(world, 1 / 60)
+    rng = np.random.default_rng(0)
+    s, g1, g2 = rng.normal(size=6), rng.normal(size=3), rng.normal(size=3)
+    a1, a2 = agent.calc_action(s, g1), agent.calc_action(s, g2)
+    assert np.allclose(a1, a2) is not env_goal
+    inputs = [agent._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]) for g in (g1, g2)]
+    p1, p2 = (agent.goal_policy.probs_np(x) for x in inputs)
+    assert not np.allclose(p1, p2)
     world.shutdown()

@@ -6,7 +6,7 @@ Three learners, each with its own MPI solver(s):
   state (and the env's goal, if any). It chooses at the first decision of an episode and then
   every GoalSteps decisions; training samples draw from softmax(logits), test ones take argmax.
 - Action policy (agent/main/..., DeepMimic's actor-critic): PPO with a Gaussian actor whose input
-  is [state, (env goal), one-hot of the current goal]; rewarded by the stability reward plus
+  is [state, (env goal unless ActionPolicyEnvGoal is false), one-hot of the current goal]; rewarded by the stability reward plus
   MotionPriorWeight x the scene's reward (the motion prior).
 - Inverse model (agent/inverse/..., learning/models/inverse_model.py): predicts (a_t, g_t) from
   (s_t, s_t+1); its loss, and the stability reward computed from its errors, are documented in
@@ -142,7 +142,8 @@ class GoalsAgent(PPOAgent):
         return [self.get_state_size()] + ([self.get_goal_size()] if self.has_goal() else [])
 
     def _input_sizes(self):
-        return self._goal_input_sizes() + [self.num_goals]
+        sizes = self._goal_input_sizes() if self.config.action_policy_env_goal else [self.get_state_size()]
+        return sizes + [self.num_goals]
 
     def _goal_input_spec(self):
         return input_spec(self._goal_input_sizes())
@@ -229,7 +230,10 @@ class GoalsAgent(PPOAgent):
         return np.eye(self.num_goals, dtype=np.float32)[np.asarray(goal_ids, dtype=np.int64)]
 
     def _main_inputs(self, states, env_goals, goal_ids):
-        return self._norm_inputs(states, env_goals) + [self._one_hot(goal_ids)]
+        inputs = self._norm_inputs(states, env_goals)
+        if not self.config.action_policy_env_goal:
+            inputs = inputs[:1]
+        return inputs + [self._one_hot(goal_ids)]
 
     def _batch_inputs(self, slots):
         buf = self.replay_buffer

@@ -36,6 +36,9 @@ class GoalsAgentConfig(PPOAgentConfig):
     # false: the action policy, the normalisers and the inverse model stay as loaded (--model_files);
     # the goal policy learns from the scene's reward alone
     train_action_policy: bool = key("TrainActionPolicy", True)
+    # false: the scene's goal (a task's target) is the goal policy's input only, so the action
+    # policy acts on its state and the chosen goal and cannot follow the task by itself
+    action_policy_env_goal: bool = key("ActionPolicyEnvGoal", True)
 
     def problems(self):
         yield from super().problems()
