@@ -20,7 +20,7 @@ from util.arg_parser import ArgParser
 from util.paths import resolve_data_path
 
 ROOT = Path(__file__).resolve().parents[1]
-HUMANOID = ("walk", "run", "jog", "jump", "backflip", "spinkick", "cartwheel", "crawl", "dance_b",
+HUMANOID = ("walk", "run", "jog", "jump", "backflip", "spinkick", "cartwheel", "crawl", "dance_a", "dance_b",
             "dance_spin", "getup_facedown", "getup_faceup", "kick", "punch", "roll", "spin", "zombie_walk")
 DOG = ("canter", "pace", "trot", "spin")
 
