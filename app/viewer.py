@@ -301,10 +301,11 @@ class Viewer:
         if agent is not None:
             lines += [f"Mode: {'train' if agent.enable_training else 'test'}",
                       f"Return: {sum(agent.path.rewards):.2f}"]
-        if isinstance(agent, GoalsAgent):
-            how = (f"held, key {agent.held_goal} releases it" if agent.held_goal is not None
+        goals_agent = self._goals_agent()
+        if goals_agent is not None:
+            how = (f"held, key {goals_agent.held_goal} releases it" if goals_agent.held_goal is not None
                    else "digit keys hold one")
-            lines.append(f"Goal: {agent.goal_id} (goals 0-{agent.num_goals - 1}; {how})")
+            lines.append(f"Goal: {goals_agent.goal_id} (goals 0-{goals_agent.num_goals - 1}; {how})")
         return lines + self.scene.hud_lines()
 
 

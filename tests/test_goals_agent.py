@@ -233,6 +233,16 @@ class _BatchCaptured(Exception):
     pass
 
 
+def zero_critic_returns(rewards, discount_lambda):
+    """A path's lambda-returns when every value is 0: sum_j (discount lambda)^j r_{t+j}, then 0 at
+    the path's end slot (n + 1 entries)."""
+    ret, returns = 0.0, np.zeros(len(rewards) + 1)
+    for k in reversed(range(len(rewards))):
+        ret = rewards[k] + discount_lambda * ret
+        returns[k] = ret
+    return returns
+
+
 def captured_policy_batch(agent):
     """The batch the action policy's PPO step would train on (the step itself does not run)."""
     captured = {}
@@ -283,11 +293,7 @@ def test_action_policy_reward_is_stability_plus_motion_prior(tmp_path, prior_wei
         stab = 1.0 - (1.0 - aed * e_a) * (gef * e_g * (1.0 - e_a) + aef * e_a * (1.0 - e_g))
         stab = np.clip(stab, -1.0, 1.0)
         reward = stab + prior_weight * buf.data["rewards"][steps]
-        ret, returns = 0.0, np.zeros(len(steps) + 1)
-        for k in reversed(range(len(steps))):
-            ret = reward[k] + discount * lam * ret
-            returns[k] = ret
-        expected.append(returns)
+        expected.append(zero_critic_returns(reward, discount * lam))
         priors.append(buf.data["rewards"][steps])
     expected = np.concatenate(expected)
     assert np.ptp(expected) > 0.05                   # the stability rewards vary: the check has teeth

@@ -15,7 +15,7 @@ from learning.configs.config import ConfigError
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads, seed_rank
 from tests.test_amp_agent import AMP_COLUMNS, PointMassAMPEnv, write_amp_agent_file
-from tests.test_goals_agent import captured_policy_batch
+from tests.test_goals_agent import captured_policy_batch, zero_critic_returns
 from tests.test_learning_ppo import run_until
 from tests.toy_env import SMALL_NET, register_small_net, toy_args
 
@@ -76,11 +76,7 @@ def test_action_reward_is_stability_plus_weighted_style_reward(tmp_path):
     expected, start = [], 0
     for slots in buf.path_slots():
         n = len(slots) - 1
-        ret, returns = 0.0, np.zeros(n + 1)
-        for k in reversed(range(n)):
-            ret = reward[start + k] + discount * lam * ret
-            returns[k] = ret
-        expected.append(returns)
+        expected.append(zero_critic_returns(reward[start:start + n], discount * lam))
         start += n + 1
     expected = np.concatenate(expected)
     assert np.ptp(style[~buf.is_path_end(idx)]) > 0.01       # the style rewards vary: the check has teeth

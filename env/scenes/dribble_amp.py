@@ -35,7 +35,7 @@ import numpy as np
 
 from env.amp_obs import heading_inverse_matrix
 from env.env import Terminate
-from env.scenes.scene import Timer, TimerParams
+from env.scenes.scene import Timer, TimerParams, ground_circle
 from env.scenes.target_amp import MIN_DIST, SuccessTimeTestReward, TargetAMPScene
 from env.sim.ball import Ball
 from env.sim.ct_state import TaskStateLayout
@@ -51,7 +51,6 @@ FLAG_CLOTH = np.array([0.4, 0.25, 0.02])
 BALL_COLORS = (np.array([0.95, 0.95, 0.95, 1.0]), np.array([0.15, 0.2, 0.6, 1.0]))
 FLAG_COLOR = np.array([0.9, 0.15, 0.1, 1.0])
 CIRCLE_COLORS = {False: np.array([0.9, 0.15, 0.1, 1.0]), True: np.array([0.1, 0.8, 0.2, 1.0])}
-CIRCLE_POINTS = 48
 CIRCLE_LIFT = 0.01
 CIRCLE_WIDTHS = (0.0, 0.01, 0.02)     # concentric rings, so the 1-pixel line reads as a band
 
@@ -205,12 +204,9 @@ class DribbleAMPScene(SuccessTimeTestReward, TargetAMPScene):
                   ("box", FLAG_POLE, target + [0.0, 0.5 * FLAG_POLE[1], 0.0], identity, FLAG_COLOR),
                   ("box", FLAG_CLOTH, target + [0.5 * FLAG_CLOTH[0], FLAG_POLE[1] - 0.5 * FLAG_CLOTH[1], 0.0],
                    identity, FLAG_COLOR)]
-        angles = np.linspace(0.0, 2 * np.pi, CIRCLE_POINTS + 1)
         color = CIRCLE_COLORS[bool(self.check_target_succ())]
-        lines = [(np.stack([target[0] + (self.target_succ_dist - w) * np.cos(angles),
-                            np.full_like(angles, self.world.ground_height + CIRCLE_LIFT),
-                            target[2] + (self.target_succ_dist - w) * np.sin(angles)], axis=1), color)
-                 for w in CIRCLE_WIDTHS]
+        lines = [(ground_circle(target[0], target[2], self.target_succ_dist - w,
+                                self.world.ground_height + CIRCLE_LIFT), color) for w in CIRCLE_WIDTHS]
         return solids, lines
 
 

@@ -22,7 +22,9 @@ import pybullet as p
 
 from env.env import Mode, NormGroup, Terminate
 from env.scenes.rl_scene import RLScene
+from env.scenes.scene import ground_circle
 from env.sim.world import connect
+from util.math_util import quat_identity
 
 CONTROL_DT = 1.0 / 30.0
 GOALS_POINT_FORCE = 60.0
@@ -31,7 +33,6 @@ RADIUS = 0.1
 BALL_COLOR = (0.35, 0.35, 0.4, 1.0)
 SPOT_COLOR = (0.1, 0.6, 0.2, 1.0)
 ARENA_COLOR = (0.3, 0.3, 0.3, 1.0)
-CIRCLE_POINTS = 48
 LINE_LIFT = 0.005            # lines drawn this far above the ground
 DEFAULT_SPOTS = (1.2, 1.2, -1.2, 0.8, 0.0, -1.3)
 
@@ -151,10 +152,8 @@ class GoalsPointScene(RLScene):
 
     def draw_task_objects(self):
         """The ball (a sphere), each reward spot as a ground circle of radius sigma, the arena's border."""
-        ball = ("sphere", np.full(3, 2 * RADIUS), self.camera_focus(), np.array([1.0, 0.0, 0.0, 0.0]), BALL_COLOR)
-        angles = np.linspace(0.0, 2 * np.pi, CIRCLE_POINTS + 1)
-        circles = [(np.stack([x + self.sigma * np.cos(angles), np.full_like(angles, LINE_LIFT),
-                              z + self.sigma * np.sin(angles)], axis=1), SPOT_COLOR) for x, z in self.spots]
+        ball = ("sphere", np.full(3, 2 * RADIUS), self.camera_focus(), quat_identity(), BALL_COLOR)
+        circles = [(ground_circle(x, z, self.sigma, LINE_LIFT), SPOT_COLOR) for x, z in self.spots]
         a = self.arena
         border = np.array([[-a, LINE_LIFT, -a], [a, LINE_LIFT, -a], [a, LINE_LIFT, a], [-a, LINE_LIFT, a],
                            [-a, LINE_LIFT, -a]])

@@ -20,6 +20,14 @@ import numpy as np
 from env.env import FRAME_TIME, Env
 
 TIMER_TYPES = ("uniform", "exp")
+CIRCLE_POINTS = 48          # segments of a drawn ground circle
+
+
+def ground_circle(x, z, radius, height):
+    """A horizontal circle about (x, z) at `height` as a closed polyline ((CIRCLE_POINTS + 1, 3)), for a
+    scene's draw_task_objects lines."""
+    angles = np.linspace(0.0, 2 * np.pi, CIRCLE_POINTS + 1)
+    return np.stack([x + radius * np.cos(angles), np.full_like(angles, height), z + radius * np.sin(angles)], axis=1)
 
 
 @dataclass(frozen=True)

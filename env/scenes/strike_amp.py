@@ -37,6 +37,7 @@ import numpy as np
 
 from env.amp_obs import heading_inverse_matrix
 from env.env import Mode, NormGroup, Terminate
+from env.scenes.scene import ground_circle
 from env.scenes.target_amp import MIN_DIST, SuccessTimeTestReward, TargetAMPScene
 from util import math_util
 
@@ -47,7 +48,6 @@ MIN_ROOT_DIST = 1e-5            # the hit test's and near reward's root->target 
 INVALID_HIT_TIME = -1.0
 
 TARGET_COLORS = {False: np.array([1.0, 0.0, 0.0, 0.5]), True: np.array([0.0, 0.75, 0.0, 0.5])}
-CIRCLE_POINTS = 48
 CIRCLE_LIFT = 0.1               # DeepMimic draws the near circle 0.1 m above the ground
 CIRCLE_WIDTHS = (0.0, 0.01, 0.02)
 
@@ -233,11 +233,8 @@ class StrikeAMPScene(SuccessTimeTestReward, TargetAMPScene):
         color = TARGET_COLORS[bool(self.target_hit)]
         target = self.target_pos
         solids = [("sphere", np.full(3, 2 * self.target_radius), target, math_util.quat_identity(), color)]
-        angles = np.linspace(0.0, 2 * np.pi, CIRCLE_POINTS + 1)
-        lines = [(np.stack([target[0] + (self.tar_near_dist - w) * np.cos(angles),
-                            np.full_like(angles, self.world.ground_height + CIRCLE_LIFT),
-                            target[2] + (self.tar_near_dist - w) * np.sin(angles)], axis=1), color)
-                 for w in CIRCLE_WIDTHS]
+        lines = [(ground_circle(target[0], target[2], self.tar_near_dist - w, self.world.ground_height + CIRCLE_LIFT),
+                  color) for w in CIRCLE_WIDTHS]
         return solids, lines
 
 
