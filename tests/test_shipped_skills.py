@@ -1,6 +1,8 @@
 """The skills this project trained and ships (data/policies/*_trained/): each has its metadata
 (app/skill_package.py) and a run_ args file that plays its checkpoint; (slow) each plays one
-test episode of 20 s without a fall and within the body position bound it was shipped under."""
+test episode of 20 s without a fall and within the body position bound it was shipped under. A clip
+that does not loop (punch, kick, the get-ups) ends its episode with the clip, before 20 s: such an
+episode counts as run to its end, as the criterion counts it."""
 import hashlib
 import json
 from pathlib import Path
@@ -28,7 +30,9 @@ def test_each_shipped_skill_has_its_metadata_and_run_file(package):
     assert (package / f"{MODEL_NAME}.index").is_file()
     ev, crit = meta["evaluation"], meta["criterion"]
     assert ev["episodes"] == crit["episodes"] == 8 and crit["episode_time"] == 20.0
-    assert ev["falls"] == 0 and min(ev["lengths_s"]) >= 20.0 - 0.05
+    assert ev["falls"] == 0
+    ended = ev.get("clip_ended", [False] * len(ev["lengths_s"]))
+    assert all(length >= 20.0 - 0.05 or clip_ended for length, clip_ended in zip(ev["lengths_s"], ended))
     if crit["kind"] == "tracking":
         assert ev["successes"] == 8 and max(ev["body_pos_errs"]) <= crit["max_body_pos_err"]
     elif crit["kind"] == "task":
@@ -62,7 +66,7 @@ def test_each_shipped_skill_plays_20_s_without_a_fall(package):
         (stats,) = evaluate(world, 1, max_episode_time=20.0)
     finally:
         world.shutdown()
-    assert not stats.fell and stats.length_s >= 20.0 - 0.05
+    assert not stats.fell and (stats.length_s >= 20.0 - 0.05 or stats.clip_ended)
     if meta["criterion"]["kind"] == "tracking":
         assert stats.tracking["body_pos_err"] <= meta["criterion"]["max_body_pos_err"]
     elif meta["criterion"]["kind"] == "task":
