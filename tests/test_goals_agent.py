@@ -35,7 +35,9 @@ REQUIRED_COLUMNS = ["InvModel_Action_Err", "InvModel_Goal_Acc", "Stability_Rewar
 
 
 def write_agent(path, **overrides):
-    path.write_text(json.dumps({**AGENT, **FAST, **overrides}))
+    """The point-mass file, made faster, with the original hierarchy's stability-only action reward
+    (the file's MotionPriorWeight is 1) unless a test sets it."""
+    path.write_text(json.dumps({**AGENT, **FAST, "MotionPriorWeight": 0.0, **overrides}))
     return path
 
 
@@ -84,8 +86,12 @@ def test_config_missing_required_net(tmp_path):
 
 
 def test_defaults_and_registry(tmp_path):
-    cls, config, _ = load_agent_config(str(write_agent(tmp_path / "agent.txt")))
+    data = {k: v for k, v in {**AGENT, **FAST}.items()
+            if k not in ("GoalSteps", "InverseModelGoalErrorBase", "MotionPriorWeight")}
+    (tmp_path / "agent.txt").write_text(json.dumps(data))
+    cls, config, _ = load_agent_config(str(tmp_path / "agent.txt"))
     assert cls is GoalsAgent and config.num_goals == 4 and config.goal_steps == 10
+    assert config.inverse_model_goal_error_base == 0.9
     assert config.motion_prior_weight == 0.0 and config.train_action_policy is True
     assert config.action_policy_env_goal is True
 
@@ -110,7 +116,8 @@ def test_goals_chosen_every_goal_steps(tmp_path):
 
 def test_training_logs_checkpoints_and_resume(tmp_path):
     seed_rank(4)
-    world = make_world(tmp_path)
+    hab = {"RewardHabituationFactor": 0.001, "RewardRestorationFactor": 0.0}    # the file's factor is 0: one that moves
+    world = make_world(tmp_path, **hab)
     agent = world.agents[0]
     run_until(world, 4)
     world.save_outputs()
@@ -148,8 +155,9 @@ def test_training_logs_checkpoints_and_resume(tmp_path):
 
     # --resume: iteration, habituation and solver state continue
     stab_hab, reward_hab = agent.stab_hab.copy(), agent.reward_hab.value
+    assert reward_hab < 1.0
     world.shutdown()
-    resumed = make_world(tmp_path, "--resume", "true", seed=5)
+    resumed = make_world(tmp_path, "--resume", "true", seed=5, **hab)
     ragent = resumed.agents[0]
     assert ragent.iter == agent.iter and ragent.total_sample_count == agent.total_sample_count
     np.testing.assert_array_equal(ragent.stab_hab, stab_hab)

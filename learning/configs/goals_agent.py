@@ -23,7 +23,7 @@ class GoalsAgentConfig(PPOAgentConfig):
     inverse_model_net: str = key("InverseModelNet")
     inverse_model_stepsize: float = key("InverseModelStepsize", 0.001)
     inverse_model_momentum: float = key("InverseModelMomentum", 0.9)
-    inverse_model_goal_error_base: float = key("InverseModelGoalErrorBase", 0.1)
+    inverse_model_goal_error_base: float = key("InverseModelGoalErrorBase", 0.9)
     action_error_discount: float = key("ActionErrorDiscount", 0.5)
     action_error_factor: float = key("ActionErrorFactor", 1.0)
     goal_error_factor: float = key("GoalErrorFactor", 1.0)
