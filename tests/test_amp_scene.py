@@ -391,24 +391,25 @@ def has_reference_in_the_policy(env):
 
 
 @pytest.mark.parametrize("arg_file", [WALK_ARGS, HEADING_ARGS,
-                                      str(ARGS_DIR / "train_amp_humanoid3d_walk_fast_args.txt")],
+                                      str(ARGS_DIR / "train_amp_humanoid3d_walk_fast_args.txt"),
+                                      str(ARGS_DIR / "run_humanoid3d_amp_walk_trained_args.txt")],
                          ids=lambda p: Path(p).name)
 def test_paper_form_amp_args_put_no_reference_in_the_policy(arg_file):
-    """DeepMimic's own AMP walk and heading files (and the fast walk file without the recipe's
-    --train_args): the policy sees its own state (and the goal) only, no phase, no reference pose,
-    and its action is an absolute PD target."""
+    """DeepMimic's own AMP walk and heading files, the fast walk file without the reference-conditioned
+    recipe's --train_args, and the shipped AMP walk's run_ file: the policy sees its own state (and
+    the goal) only, no phase, no reference pose, and its action is an absolute PD target."""
     env = make_env(arg_file)
     assert len(policy_input_names(env)) == env.get_state_size(0) + env.get_goal_size(0)
     assert has_reference_in_the_policy(env) == (False, False)
     env.shutdown()
 
 
-@pytest.mark.parametrize("argv", [["args/run_humanoid3d_amp_walk_trained_args.txt"],
+@pytest.mark.parametrize("argv", [["args/run_humanoid3d_amp_walk_ref_conditioned_trained_args.txt"],
                                   ["args/train_amp_humanoid3d_walk_fast_args.txt", "--ref_relative_actions",
                                    "true", "--tar_obs_steps", "1", "2", "3"]],
-                         ids=["shipped_amp_walk", "fast_walk_with_the_recipe_train_args"])
+                         ids=["shipped_ref_conditioned_amp_walk", "fast_walk_with_the_recipe_train_args"])
 def test_the_reference_conditioned_amp_walk_has_the_reference(argv):
-    """The shipped AMP walk (its run_ file; trained from the fast file with the recipe's --train_args
+    """The shipped reference-conditioned AMP walk (its run_ file; trained from the fast file with --train_args
     --ref_relative_actions true --tar_obs_steps 1 2 3): reference poses in its state, actions
     relative to the reference (the check above can fail)."""
     env = make_env(*argv)

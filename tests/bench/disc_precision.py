@@ -7,7 +7,7 @@ reward it pays, against float32 from the same weights.
    the gradient penalty on expert and agent inputs, DiscBatchSize 256 of each) on one TF thread, as
    a rank runs it: float32 and bfloat16 alternate over --rounds rounds of --steps steps; the best
    round of each and their ratio.
-2. Reward: the shipped AMP walk (data/policies/humanoid3d_amp_walk_trained) plays 20 s (seed 1);
+2. Reward: the shipped AMP walk (data/policies/humanoid3d_amp_walk_ref_conditioned_trained) plays 20 s (seed 1);
    its discriminator, in float32 and in bfloat16 with the same weights, scores the 600 AMP
    observations of its decisions and 600 of the clip's: the style reward's mean and spread in
    float32 and the mean and largest |bfloat16 - float32| per observation.
@@ -30,7 +30,7 @@ from learning.models.amp_discriminator import COMPUTE_DTYPES  # noqa: E402
 from tests.bench.disc_floor import best_seconds  # noqa: E402
 from util.atomic_write import write_json  # noqa: E402
 
-RUN_ARGS = "args/run_humanoid3d_amp_walk_trained_args.txt"
+RUN_ARGS = "args/run_humanoid3d_amp_walk_ref_conditioned_trained_args.txt"
 EPISODE_TIME = 20.0
 DECISION_PERIOD = 1 / 30
 
