@@ -36,7 +36,7 @@ RUN_ARGS = "args.txt"                   # DeepMimic_Optimizer.copy_run_inputs wr
 CHUNK_KEYS = ("max_samples", "max_iters", "rand_seed", "output_path", "int_output_path", "resume", "model_files",
               "agent_files", "tensorboard")
 # keys a run_ file drops from the training args (it plays, it does not train or write)
-NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers")
+NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers", "init_model_files")
 
 
 def read_run_args(run_dir):

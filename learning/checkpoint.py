@@ -203,6 +203,35 @@ def assign_variables(variables, tensors, source, optional=()):
         var.assign(checked_tensor(tensors, name, var.shape, source).astype(var.dtype.as_numpy_dtype))
 
 
+def checkpoint_input_sizes(tensors):
+    """The sizes of a checkpoint's policy inputs, as its normalisers give them: [state] or [state, goal]."""
+    sizes = [tensors[f"agent/resource/{norm}/mean"].size for norm in ("s_norm", "g_norm")
+             if f"agent/resource/{norm}/mean" in tensors]
+    return [size for size in sizes if size]
+
+
+def init_variables(variables, tensors, source, widen):
+    """Assigns the tf.Variables of {name: variable} from another agent's checkpoint (--init_model_files):
+    same name and shape, copied; a name in `widen` (a first layer whose inputs begin with the
+    checkpoint's) whose kernel has fewer input rows in the checkpoint takes them for its first rows
+    and zeros for the rest; a name the checkpoint lacks keeps its value. Any other shape
+    difference is a CheckpointError. Returns (copied, widened, kept) name lists."""
+    copied, widened, kept = [], [], []
+    for name, var in variables.items():
+        if name not in tensors:
+            kept.append(name)
+            continue
+        value, shape = tensors[name], tuple(var.shape)
+        if name in widen and value.ndim == 2 and value.shape[1] == shape[1] and value.shape[0] < shape[0]:
+            value = np.concatenate([value, np.zeros((shape[0] - value.shape[0], shape[1]), value.dtype)])
+            widened.append(name)
+        else:
+            checked_tensor(tensors, name, shape, source)
+            copied.append(name)
+        var.assign(value.astype(var.dtype.as_numpy_dtype))
+    return copied, widened, kept
+
+
 def _with_placeholders(scope, fields):
     """{scope/field: value} for count, mean and std, plus their `*_ph` copies."""
     return {f"{scope}/{name}{suffix}": fields[name] for name in NORM_FIELDS for suffix in ("", "_ph")}

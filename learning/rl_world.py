@@ -15,8 +15,8 @@ from util.logger import Logger
 
 
 class RLWorld:
-    """Args read: agent_files, model_files, train_agents (one per agent; 'none' allowed for the
-    first two), output_path, int_output_path, resume (continue from output_path's checkpoints),
+    """Args read: agent_files, model_files, init_model_files, train_agents (one per agent; 'none'
+    allowed for the first three), output_path, int_output_path, resume (continue from output_path's checkpoints),
     tensorboard (default true: rank 0 writes each agent's log rows and the mean reward terms as
     TensorBoard scalars into output_path/tensorboard/agent<id>)."""
 
@@ -27,8 +27,9 @@ class RLWorld:
         self.train_agents = arg_parser.parse_bools("train_agents")
         agent_files = arg_parser.parse_strings("agent_files")
         model_files = arg_parser.parse_strings("model_files")
+        init_files = arg_parser.parse_strings("init_model_files")
         for key, vals in (("train_agents", self.train_agents), ("agent_files", agent_files),
-                          ("model_files", model_files)):
+                          ("model_files", model_files), ("init_model_files", init_files)):
             if len(vals) not in (0, num_agents):
                 raise ValueError(f"--{key} lists {len(vals)} value(s) for {num_agents} agent(s)")
         if len(agent_files) != num_agents:
@@ -40,11 +41,15 @@ class RLWorld:
         if self.resume and not self.output_path:
             raise ValueError("--resume needs --output_path (the run to continue)")
         self.enable_training = True
-        self.agents = [self._build_agent(i, agent_files[i], model_files[i] if model_files else "none")
+        self.agents = [self._build_agent(i, agent_files[i], model_files[i] if model_files else "none",
+                                         init_files[i] if init_files else "none")
                        for i in range(num_agents)]
         self.set_enable_training(True)
 
-    def _build_agent(self, id, agent_file, model_file):
+    def _build_agent(self, id, agent_file, model_file, init_file):
+        """The agent of agent_file; its model from its own run's checkpoint (--resume), else from
+        model_file, else its training starts from init_file (TFAgent.init_model: another agent's
+        checkpoint, e.g. a shipped skill's, under a policy whose input adds a goal)."""
         if agent_file == "none":
             return None
         agent = agent_builder.build_agent(self, id, agent_file)
@@ -58,6 +63,8 @@ class RLWorld:
             agent.load_resume_state(state)
         elif model_file != "none":
             agent.load_model(model_file)
+        elif init_file != "none":
+            agent.init_model(init_file)
         return agent
 
     def load_demos(self, agent_id, agent_type):

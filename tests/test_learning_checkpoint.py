@@ -1,4 +1,7 @@
-"""Checkpoints: TF1 format round trip, the wheel's 2018-layout walk policy, errors, resume state."""
+"""Checkpoints: TF1 format round trip, the wheel's 2018-layout walk policy, errors, resume state,
+training started from another agent's checkpoint (--init_model_files)."""
+import json
+
 import numpy as np
 import pybullet_data
 import pytest
@@ -9,7 +12,10 @@ from learning.checkpoint import CheckpointError
 from learning.resume_state import read_resume_state
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads
-from tests.toy_env import PointMassEnv, ShapedEnv, register_small_net, toy_args, write_agent_file
+from tests.toy_env import SMALL_NET, PointMassEnv, ShapedEnv, register_small_net, toy_args, write_agent_file
+from util.paths import project_root
+
+ROOT = project_root()
 
 limit_tf_threads()
 register_small_net()
@@ -166,3 +172,49 @@ def test_an_unreadable_checkpoint_without_a_previous_one_is_one_error(tmp_path):
     data.write_bytes(data.read_bytes()[:100])
     with pytest.raises(CheckpointError, match="m.ckpt: unreadable checkpoint"):
         checkpoint.read_checkpoint(prefix)
+
+
+def _saved_state_policy(tmp_path):
+    """A PPO agent on a 6-d state (no goal) with non-trivial weights and state statistics, saved."""
+    src = make_agent(tmp_path, ShapedEnv(6, 2), name="src.txt", ActorInitOutputScale=1.0)
+    src.s_norm.record(np.random.default_rng(1).normal(2, 3, (100, 6)))
+    src.s_norm.update()
+    src.save_model(str(tmp_path / "src.ckpt"))
+    return src
+
+
+@pytest.mark.parametrize("agent_type", ["PPO", "Goals"])
+def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_path, agent_type):
+    """--init_model_files: a policy whose input adds a goal (the scene's, and for the goal hierarchy
+    also the one-hot of its own goal) to the same state starts acting as the saved one, whatever
+    the goals hold; its critic values alike; the state normaliser comes with its count, the goal's
+    stays fresh, and what the checkpoint lacks (the goal policy, the inverse model) is no error."""
+    src = _saved_state_policy(tmp_path)
+    extra = {}
+    if agent_type == "Goals":
+        extra = {k: v for k, v in json.loads((ROOT / "data/agents/ct_agent_goals.txt").read_text()).items()
+                 if k.startswith(("Goal", "Inverse", "NumGoals", "Stability", "Reward", "Action", "MotionPrior"))}
+        extra = {**extra, "GoalActorNet": SMALL_NET, "GoalCriticNet": SMALL_NET, "InverseModelNet": SMALL_NET}
+    agent_file = write_agent_file(tmp_path / "dst.txt", AgentType=agent_type, **extra)
+    world = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(agent_file, "--init_model_files", tmp_path / "src.ckpt"))
+    dst = world.agents[0]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        s, g = rng.normal(size=6), rng.normal(size=3)
+        if agent_type == "Goals":
+            dst.goal_id = int(rng.integers(4))
+        np.testing.assert_allclose(dst.calc_action(s, g), src.calc_action(s, np.zeros(0)), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(dst.model.critic_np(dst._decision_inputs(s, g)),
+                                   src.model.critic_np(src._decision_inputs(s, np.zeros(0))), rtol=1e-5, atol=1e-6)
+    kernel = dst.model.variables["agent/main/actor/0/dense/kernel"].numpy()
+    assert kernel.shape[0] == 6 + 3 + (4 if agent_type == "Goals" else 0) and not kernel[6:].any()
+    assert dst.s_norm.count == 100 and dst.g_norm.count == 0
+
+
+def test_init_model_refuses_another_state(tmp_path):
+    """A checkpoint of another state size is one error naming the file and the variable."""
+    _saved_state_policy(tmp_path)
+    agent = make_agent(tmp_path, ShapedEnv(7, 2), name="seven.txt")
+    with pytest.raises(CheckpointError, match=r"src.ckpt: variable agent/main/actor/0/dense/kernel has shape "
+                                              r"\[6, 32\] in the checkpoint but \[7, 32\] in the model"):
+        agent.init_model(str(tmp_path / "src.ckpt"))

@@ -85,6 +85,10 @@ class PGAgent(TFAgent):
     def _optional_checkpoint_variables(self):
         return {self.model.logstd_name}   # the 2018 layout has no log-std variable
 
+    def _first_layers(self):
+        return {"agent/main/actor/0/dense/kernel": self._input_sizes(),
+                "agent/main/critic/0/dense/kernel": self._critic_input_sizes()}
+
     def _on_params_changed(self):
         self.model.refresh_mirror()
 

@@ -12,6 +12,8 @@ which DeepMimic's 2018 code and the older port in the pybullet wheel restore; an
 DeepMimic's 2021 names (learning/checkpoint.py). Loading reads either. The 2018 critic's last layer
 is stored un-folded by val_norm, exact to an ulp only, so the resume state keeps its exact values.
 """
+import numpy as np
+
 from learning import checkpoint
 from learning.agents.rl_agent import RLAgent
 from learning.resume_state import write_checkpoint_and_resume_state
@@ -102,6 +104,33 @@ class TFAgent(RLAgent):
             checkpoint.load_normalizer(norm, scope, tensors, prefix)
         self._on_params_changed()
         Logger.print(f"Model loaded from: {prefix}")
+
+    def _first_layers(self):
+        """{name: input sizes} of the first-layer kernels init_model may widen (PGAgent: the actor's
+        and the critic's)."""
+        return {}
+
+    def init_model(self, path):
+        """--init_model_files: training starts from another agent's checkpoint, e.g. a shipped
+        skill's for a policy whose input adds a goal to the same state. Variables of the same name
+        and shape are copied; the first layer of a network whose inputs begin with the checkpoint's
+        (its state, and its goal if it has one) takes the checkpoint's rows for those inputs and
+        zeros for the new ones, so the started policy acts as the checkpoint's whatever the new
+        inputs hold; normalisers of the same size are copied with their counts (new samples blend
+        into them as after a load); what the checkpoint lacks keeps its initial value. Any other
+        difference is a CheckpointError naming the variable."""
+        prefix = checkpoint.resolve_checkpoint(path)
+        tensors = checkpoint.to_current_layout(checkpoint.read_checkpoint(prefix))
+        inputs = checkpoint.checkpoint_input_sizes(tensors)
+        widen = {name for name, sizes in self._first_layers().items() if list(sizes[:len(inputs)]) == inputs}
+        copied, widened, kept = checkpoint.init_variables(self._checkpoint_variables(), tensors, prefix, widen)
+        norms = [scope for scope, norm in self._normalizers().items()
+                 if norm.size and tensors.get(f"{scope}/mean", np.zeros(0)).shape == (norm.size,)]
+        for scope in norms:
+            checkpoint.load_normalizer(self._normalizers()[scope], scope, tensors, prefix)
+        self._on_params_changed()
+        Logger.print(f"Model initialised from: {prefix} ({len(copied)} variables copied, {len(widened)} widened "
+                     f"for new inputs, {len(kept)} not in it kept; normalisers {', '.join(norms) or 'none'})")
 
     # ---- resume ----
     def resume_state(self):
