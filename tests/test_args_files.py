@@ -29,6 +29,8 @@ def test_arg_file_parses_and_its_files_exist(path):
         for name in args.parse_strings(key):
             if name != "none":
                 assert resolve_data_path(name).is_file(), f"{path.name}: --{key} {name}"
+    for name in args.parse_strings("init_model_files"):
+        assert resolve_data_path(name + ".index").is_file(), f"{path.name}: --init_model_files {name}"
 
 
 @pytest.mark.parametrize("clip", ["walk", "backflip", "jump", "spinkick"])
