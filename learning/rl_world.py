@@ -16,9 +16,9 @@ from util.logger import Logger
 
 class RLWorld:
     """Args read: agent_files, model_files, init_model_files, train_agents (one per agent; 'none'
-    allowed for the first three), output_path, int_output_path, resume (continue from output_path's checkpoints),
-    tensorboard (default true: rank 0 writes each agent's log rows and the mean reward terms as
-    TensorBoard scalars into output_path/tensorboard/agent<id>)."""
+    allowed for the first three), output_path, int_output_path, resume (continue from
+    output_path's checkpoints), tensorboard (default true: rank 0 writes each agent's log rows and
+    the mean reward terms as TensorBoard scalars into output_path/tensorboard/agent<id>)."""
 
     def __init__(self, env, arg_parser):
         self.env = env
