@@ -212,18 +212,23 @@ def checkpoint_input_sizes(tensors):
 
 def init_variables(variables, tensors, source, widen):
     """Assigns the tf.Variables of {name: variable} from another agent's checkpoint (--init_model_files):
-    same name and shape, copied; a name in `widen` (a first layer whose inputs begin with the
-    checkpoint's) whose kernel has fewer input rows in the checkpoint takes them for its first rows
-    and zeros for the rest; a name the checkpoint lacks keeps its value. Any other shape
-    difference is a CheckpointError. Returns (copied, widened, kept) name lists."""
+    same name and shape, copied; a name in `widen` ({name: k}: a first layer whose inputs begin
+    with the checkpoint's) whose kernel has fewer input rows in the checkpoint takes them for its
+    first rows, keeps its own values in its last k rows and gets zeros in between; a name the
+    checkpoint lacks keeps its value. Any other shape difference is a CheckpointError. Returns
+    (copied, widened, kept) name lists."""
     copied, widened, kept = [], [], []
     for name, var in variables.items():
         if name not in tensors:
             kept.append(name)
             continue
         value, shape = tensors[name], tuple(var.shape)
-        if name in widen and value.ndim == 2 and value.shape[1] == shape[1] and value.shape[0] < shape[0]:
-            value = np.concatenate([value, np.zeros((shape[0] - value.shape[0], shape[1]), value.dtype)])
+        rows = value.shape[0] if value.ndim == 2 else 0
+        if name in widen and value.ndim == 2 and value.shape[1] == shape[1] and rows + widen[name] <= shape[0] \
+                and rows < shape[0]:
+            own = var.numpy()
+            value = np.concatenate([value, np.zeros((shape[0] - rows - widen[name], shape[1]), value.dtype),
+                                    own[shape[0] - widen[name]:]])
             widened.append(name)
         else:
             checked_tensor(tensors, name, shape, source)

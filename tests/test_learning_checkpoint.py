@@ -185,9 +185,10 @@ def _saved_state_policy(tmp_path):
 
 @pytest.mark.parametrize("agent_type", ["PPO", "Goals"])
 def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_path, agent_type):
-    """--init_model_files: a policy whose input adds a goal (the scene's, and for the goal hierarchy
-    also the one-hot of its own goal) to the same state starts acting as the saved one, whatever
-    the goals hold; its critic values alike; the state normaliser comes with its count, the goal's
+    """--init_model_files: a policy whose input adds the scene's goal to the same state starts
+    acting as the saved one, whatever the goal holds, and its critic alike; the goal hierarchy's
+    one-hot goal rows keep their own initial draw (the goals start apart), so with those rows set
+    to zero it too acts as the saved one. The state normaliser comes with its count, the goal's
     stays fresh, and what the checkpoint lacks (the goal policy, the inverse model) is no error."""
     src = _saved_state_policy(tmp_path)
     extra = {}
@@ -198,6 +199,20 @@ def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_p
     agent_file = write_agent_file(tmp_path / "dst.txt", AgentType=agent_type, **extra)
     world = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(agent_file, "--init_model_files", tmp_path / "src.ckpt"))
     dst = world.agents[0]
+    actor, critic = (dst.model.variables[f"agent/main/{net}/0/dense/kernel"] for net in ("actor", "critic"))
+    assert actor.shape[0] == 6 + 3 + (4 if agent_type == "Goals" else 0) and not actor.numpy()[6:9].any()
+    if agent_type == "Goals":
+        rng = np.random.default_rng(2)
+        s, g = rng.normal(size=6), rng.normal(size=3)
+        actions = []
+        for goal in range(4):
+            dst.goal_id = goal
+            actions.append(dst.calc_action(s, g))
+        assert not np.allclose(actions[0], actions[1])          # the goals start apart
+        for kernel in (actor, critic):
+            assert np.abs(kernel.numpy()[9:]).min() > 0
+            kernel.assign(np.concatenate([kernel.numpy()[:9], np.zeros_like(kernel.numpy()[9:])]))
+        dst.model.refresh_mirror()
     rng = np.random.default_rng(0)
     for _ in range(3):
         s, g = rng.normal(size=6), rng.normal(size=3)
@@ -206,8 +221,6 @@ def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_p
         np.testing.assert_allclose(dst.calc_action(s, g), src.calc_action(s, np.zeros(0)), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(dst.model.critic_np(dst._decision_inputs(s, g)),
                                    src.model.critic_np(src._decision_inputs(s, np.zeros(0))), rtol=1e-5, atol=1e-6)
-    kernel = dst.model.variables["agent/main/actor/0/dense/kernel"].numpy()
-    assert kernel.shape[0] == 6 + 3 + (4 if agent_type == "Goals" else 0) and not kernel[6:].any()
     assert dst.s_norm.count == 100 and dst.g_norm.count == 0
 
 

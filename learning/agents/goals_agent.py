@@ -145,6 +145,12 @@ class GoalsAgent(PPOAgent):
         sizes = self._goal_input_sizes() if self.config.action_policy_env_goal else [self.get_state_size()]
         return sizes + [self.num_goals]
 
+    def _init_kept_inputs(self):
+        """--init_model_files: the one-hot goal's rows keep their initial draw. Zero rows would start
+        every goal as the same policy, whose transitions the inverse model cannot tell apart, so
+        the stability reward would give the goals no reason to part."""
+        return self.num_goals
+
     def _goal_input_spec(self):
         return input_spec(self._goal_input_sizes())
 

@@ -110,19 +110,25 @@ class TFAgent(RLAgent):
         and the critic's)."""
         return {}
 
+    def _init_kept_inputs(self):
+        """How many rows, of the last inputs, a widened first layer keeps at its own initial draw
+        instead of zeros (GoalsAgent: its goal's one-hot, so that the goals start apart)."""
+        return 0
+
     def init_model(self, path):
         """--init_model_files: training starts from another agent's checkpoint, e.g. a shipped
         skill's for a policy whose input adds a goal to the same state. Variables of the same name
         and shape are copied; the first layer of a network whose inputs begin with the checkpoint's
         (its state, and its goal if it has one) takes the checkpoint's rows for those inputs and
-        zeros for the new ones, so the started policy acts as the checkpoint's whatever the new
-        inputs hold; normalisers of the same size are copied with their counts (new samples blend
+        zeros for the new ones (except _init_kept_inputs' rows), so the started policy acts as the
+        checkpoint's whatever the new inputs hold; normalisers of the same size are copied with their counts (new samples blend
         into them as after a load); what the checkpoint lacks keeps its initial value. Any other
         difference is a CheckpointError naming the variable."""
         prefix = checkpoint.resolve_checkpoint(path)
         tensors = checkpoint.to_current_layout(checkpoint.read_checkpoint(prefix))
         inputs = checkpoint.checkpoint_input_sizes(tensors)
-        widen = {name for name, sizes in self._first_layers().items() if list(sizes[:len(inputs)]) == inputs}
+        widen = {name: self._init_kept_inputs() for name, sizes in self._first_layers().items()
+                 if list(sizes[:len(inputs)]) == inputs}
         copied, widened, kept = checkpoint.init_variables(self._checkpoint_variables(), tensors, prefix, widen)
         norms = [scope for scope, norm in self._normalizers().items()
                  if norm.size and tensors.get(f"{scope}/mean", np.zeros(0)).shape == (norm.size,)]
