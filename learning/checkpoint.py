@@ -183,6 +183,12 @@ def to_legacy_layout(tensors, val_mean, val_std):
     return out
 
 
+def read_current(path):
+    """(prefix, tensors) of the checkpoint at path (resolve_checkpoint), in the current layout."""
+    prefix = resolve_checkpoint(path)
+    return prefix, to_current_layout(read_checkpoint(prefix))
+
+
 def checked_tensor(tensors, name, shape, source):
     """tensors[name] after checking it exists and has `shape`."""
     if name not in tensors:
@@ -223,12 +229,11 @@ def init_variables(variables, tensors, source, widen):
             kept.append(name)
             continue
         value, shape = tensors[name], tuple(var.shape)
-        rows = value.shape[0] if value.ndim == 2 else 0
-        if name in widen and value.ndim == 2 and value.shape[1] == shape[1] and rows + widen[name] <= shape[0] \
-                and rows < shape[0]:
-            own = var.numpy()
-            value = np.concatenate([value, np.zeros((shape[0] - rows - widen[name], shape[1]), value.dtype),
-                                    own[shape[0] - widen[name]:]])
+        keep = widen.get(name)
+        if keep is not None and value.ndim == 2 and value.shape[1] == shape[1] \
+                and value.shape[0] < shape[0] and value.shape[0] + keep <= shape[0]:
+            zeros = np.zeros((shape[0] - value.shape[0] - keep, shape[1]), value.dtype)
+            value = np.concatenate([value, zeros, var.numpy()[shape[0] - keep:]])
             widened.append(name)
         else:
             checked_tensor(tensors, name, shape, source)

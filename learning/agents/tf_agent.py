@@ -96,8 +96,7 @@ class TFAgent(RLAgent):
 
     def load_model(self, path):
         """Loads our checkpoints and the 2018-layout ones of the pybullet wheel (same on all ranks)."""
-        prefix = checkpoint.resolve_checkpoint(path)
-        tensors = checkpoint.to_current_layout(checkpoint.read_checkpoint(prefix))
+        prefix, tensors = checkpoint.read_current(path)
         checkpoint.assign_variables(self._checkpoint_variables(), tensors, prefix,
                                     self._optional_checkpoint_variables())
         for scope, norm in self._normalizers().items():
@@ -121,11 +120,10 @@ class TFAgent(RLAgent):
         and shape are copied; the first layer of a network whose inputs begin with the checkpoint's
         (its state, and its goal if it has one) takes the checkpoint's rows for those inputs and
         zeros for the new ones (except _init_kept_inputs' rows), so the started policy acts as the
-        checkpoint's whatever the new inputs hold; normalisers of the same size are copied with their counts (new samples blend
-        into them as after a load); what the checkpoint lacks keeps its initial value. Any other
+        checkpoint's whatever the new inputs hold; normalisers of the same size are copied with
+        their counts (new samples blend into them as after a load); what the checkpoint lacks keeps its initial value. Any other
         difference is a CheckpointError naming the variable."""
-        prefix = checkpoint.resolve_checkpoint(path)
-        tensors = checkpoint.to_current_layout(checkpoint.read_checkpoint(prefix))
+        prefix, tensors = checkpoint.read_current(path)
         inputs = checkpoint.checkpoint_input_sizes(tensors)
         widen = {name: self._init_kept_inputs() for name, sizes in self._first_layers().items()
                  if list(sizes[:len(inputs)]) == inputs}
