@@ -18,7 +18,10 @@ provenance, the resolved args and agent files, seed, workers, samples, iteration
 the evaluation and the criterion; the run_ file that plays it; the run's agent_schedule, and the
 recipe's rules, reached criterion, ship decision and robustness evaluation where it had them; for
 a run that went on from a shipped skill (--train_on), that package: `trained_on`, its samples, hours
-and commit; for a learner from demonstrations, the dataset it learned from: `demonstrations`). The
+and commit; for a run that began from another run's weights (--init_model_files), that checkpoint
+and what trained it: `started_from`, with the samples and hours of every stage in
+`samples_in_all` and `training_hours_in_all` where each stage's are known; for a learner from demonstrations, the dataset it
+learned from: `demonstrations`). The
 folder is written beside its final name and renamed into place, so a reader never sees half a
 package; one that takes the place of the package it trained on swaps it out the same way.
 """
@@ -171,6 +174,51 @@ def demonstrations(run_args):
             "expert_model_file": data.metadata.get("expert", {}).get("model_file")}
 
 
+def started_from(run_args):
+    """What a run that began from another agent's weights (--init_model_files) began from: the
+    checkpoint as named and the SHA-256 of its data file, and what trained it: a shipped package's
+    skill, samples, training hours and commit (its metadata.json), or a run folder's samples and
+    hours at its log's last row (agent0_log.txt; the checkpoint a stopped run leaves), each with
+    its own `started_from`; with neither beside it, the checkpoint alone. None without
+    --init_model_files; ValueError naming a checkpoint that is missing."""
+    from util.log_plot import read_log
+    from util.paths import resolve_data_path
+
+    named = dict(run_args).get("init_model_files")
+    if not named:
+        return None
+    try:
+        index = resolve_data_path(f"{named[0]}.index")
+    except FileNotFoundError as err:
+        raise ValueError(f"--init_model_files {named[0]}: no checkpoint there ({err})") from None
+    data = index.with_name(index.name.removesuffix(".index") + ".data-00000-of-00001")
+    if not data.is_file():
+        raise ValueError(f"--init_model_files {named[0]}: no checkpoint there ({data.name} missing)")
+    folder = index.parent
+    source = {"model_files": named[0], "sha256": hashlib.sha256(data.read_bytes()).hexdigest()}
+    if (folder / PACKAGE_METADATA).is_file():
+        meta = json.loads((folder / PACKAGE_METADATA).read_text())
+        source.update(package=meta["skill"], samples=meta["samples"], training_hours=meta["training_hours"],
+                      commit=meta.get("commit"), started_from=meta.get("started_from"))
+    elif (folder / "agent0_log.txt").is_file():
+        names, rows = read_log(folder / "agent0_log.txt")
+        last = dict(zip(names, rows[-1]))
+        source.update(run=str(folder), samples=int(last["Samples"]), training_hours=float(last["Wall_Time"]),
+                      started_from=started_from(read_run_args(folder)) if (folder / RUN_ARGS).is_file() else None)
+    return source
+
+
+def chain_totals(samples, hours, source):
+    """(samples, hours) of a run and every run it started from (started_from's chain); None when
+    a stage's training is unknown."""
+    while source:
+        if "samples" not in source:
+            return None
+        samples, hours = samples + source["samples"], hours + source["training_hours"]
+        source = source.get("started_from")
+    return samples, hours
+
+
 def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_dir, root=None, package=None,
                   run_args=None, replaces=None):
     """Ships `checkpoint` (a prefix: run_dir's own or an intermediate one) of the run in run_dir
@@ -218,6 +266,12 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
             metadata[key] = curve_config[key]
     if point.get("robustness"):
         metadata["robustness"] = point["robustness"]
+    source = started_from(played_args)
+    if source:
+        metadata["started_from"] = source
+        totals = chain_totals(point["samples"], point["wall_hours"], source)
+        if totals:
+            metadata["samples_in_all"], metadata["training_hours_in_all"] = totals
     demos = demonstrations(played_args)
     if demos:
         metadata["demonstrations"] = demos

@@ -320,3 +320,44 @@ def test_shipping_over_a_package_is_refused_before_training(tmp_path):
     assert result.returncode != 0
     assert "humanoid3d_walk_trained exists" in result.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "run/train_stdout.txt").exists()
+
+
+def test_a_skill_started_from_other_runs_records_each_stage(tmp_path):
+    """--init_model_files: the package records the checkpoint it began from (its hash), the run
+    folder that left it (samples and hours at its log's last row) and the shipped package that run
+    began from, and the samples and hours of all three stages together."""
+    import hashlib
+
+    from app.skill_package import write_package
+    walk = tmp_path / "policies_in/humanoid3d_walk_trained"
+    walk.mkdir(parents=True)
+    write_checkpoint_stub(walk)
+    (walk / "metadata.json").write_text(json.dumps({"skill": "amp_walk", "samples": 2000, "training_hours": 2.0,
+                                                     "commit": "abc"}))
+    middle = write_run(tmp_path / "middle")
+    (middle / "agent0_model.ckpt.data-00000-of-00001").write_bytes(b"middle weights")
+    (middle / "agent0_model.ckpt.index").write_bytes(b"x")
+    (middle / "agent0_log.txt").write_text("Iteration Wall_Time Samples Train_Return\n"
+                                           "0 0.1 100 1.0\n1 0.5 300 2.0\n")
+    with open(middle / "args.txt", "a") as f:
+        f.write(f"--init_model_files {walk / 'agent0_model.ckpt'}\n")
+    run_dir = write_run(tmp_path / "run")
+    write_checkpoint_stub(run_dir)
+    with open(run_dir / "args.txt", "a") as f:
+        f.write(f"--init_model_files {middle / 'agent0_model.ckpt'}\n")
+    point = {"samples": 10, "iteration": 1, "wall_hours": 0.25, "workers": 1, "evaluation": {}}
+    package = write_package("amp_heading", run_dir, point, run_dir / "agent0_model.ckpt", {"seed": 1},
+                            tmp_path / "policies", tmp_path / "args", ROOT)
+    meta = json.loads((package / "metadata.json").read_text())
+    source = meta["started_from"]
+    assert source["model_files"] == str(middle / "agent0_model.ckpt")
+    assert source["sha256"] == hashlib.sha256(b"middle weights").hexdigest()
+    assert (source["run"], source["samples"], source["training_hours"]) == (str(middle), 300, 0.5)
+    assert {k: source["started_from"][k] for k in ("package", "samples", "training_hours", "commit")} == {
+        "package": "amp_walk", "samples": 2000, "training_hours": 2.0, "commit": "abc"}
+    assert meta["samples_in_all"] == 2310 and meta["training_hours_in_all"] == pytest.approx(2.75)
+    (middle / "agent0_log.txt").unlink()                    # a checkpoint whose training is unknown
+    again = write_package("amp_heading", run_dir, point, run_dir / "agent0_model.ckpt", {"seed": 1},
+                          tmp_path / "p2", tmp_path / "a2", ROOT)
+    meta = json.loads((again / "metadata.json").read_text())
+    assert set(meta["started_from"]) == {"model_files", "sha256"} and "samples_in_all" not in meta
