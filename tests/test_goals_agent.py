@@ -67,6 +67,7 @@ def make_world(tmp_path, *extra, seed=0, **overrides):
     ({"TrainActionPolicy": 0}, "TrainActionPolicy: expects true or false"),
     ({"TrainActionPolicys": False}, "TrainActionPolicys: unknown key"),
     ({"ActionPolicyEnvGoal": "no"}, "ActionPolicyEnvGoal: expects true or false"),
+    ({"GoalInputScale": 0}, "GoalInputScale: must be > 0"),
     ({"TrainActionPolicy": False, "MotionPriorWeight": 0.5},
      "MotionPriorWeight: must be 0 when TrainActionPolicy is false"),
 ])
@@ -93,7 +94,24 @@ def test_defaults_and_registry(tmp_path):
     assert cls is GoalsAgent and config.num_goals == 4 and config.goal_steps == 10
     assert config.inverse_model_goal_error_base == 0.9
     assert config.motion_prior_weight == 0.0 and config.train_action_policy is True
-    assert config.action_policy_env_goal is True
+    assert config.action_policy_env_goal is True and config.goal_input_scale == 1.0
+
+
+def test_goal_input_scale_is_the_goal_entry_in_acting_and_training(tmp_path):
+    """GoalInputScale: the action policy's goal input holds it at the chosen goal's entry, 0
+    elsewhere, when it acts and in the batches it trains on."""
+    seed_rank(5)
+    world = make_world(tmp_path, GoalInputScale=3.0)
+    agent = world.agents[0]
+    while len(agent.path.actions) < 12:
+        update_world(world, 1 / 60)
+    s, g = agent.path.states[-1], agent.path.goals[-1]
+    agent.goal_id = 2
+    assert np.array_equal(agent._decision_inputs(s, g)[-1], [[0.0, 0.0, 3.0, 0.0]])
+    ids = np.array([0, 3, 1])
+    assert np.array_equal(agent._main_inputs(np.stack([s] * 3), np.stack([g] * 3), ids)[-1],
+                          3.0 * np.eye(4, dtype=np.float32)[ids])
+    world.shutdown()
 
 
 def test_goals_chosen_every_goal_steps(tmp_path):

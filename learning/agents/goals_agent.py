@@ -233,7 +233,9 @@ class GoalsAgent(PPOAgent):
 
     # ---- inputs ----
     def _one_hot(self, goal_ids):
-        return np.eye(self.num_goals, dtype=np.float32)[np.asarray(goal_ids, dtype=np.int64)]
+        """The action policy's goal input: GoalInputScale at the goal's entry, 0 elsewhere."""
+        scaled = np.eye(self.num_goals, dtype=np.float32) * np.float32(self.config.goal_input_scale)
+        return scaled[np.asarray(goal_ids, dtype=np.int64)]
 
     def _main_inputs(self, states, env_goals, goal_ids):
         inputs = self._norm_inputs(states, env_goals)

@@ -36,6 +36,9 @@ class GoalsAgentConfig(PPOAgentConfig):
     # false: the action policy, the normalisers and the inverse model stay as loaded (--model_files);
     # the goal policy learns from the scene's reward alone
     train_action_policy: bool = key("TrainActionPolicy", True)
+    # the value of the chosen goal's entry in the action policy's one-hot goal input (the others
+    # 0): above 1 the goals start further apart, as a goal's first-layer weights count that much more
+    goal_input_scale: float = key("GoalInputScale", 1.0)
     # false: the scene's goal (a task's target) is the goal policy's input only, so the action
     # policy acts on its state and the chosen goal and cannot follow the task by itself
     action_policy_env_goal: bool = key("ActionPolicyEnvGoal", True)
@@ -48,7 +51,8 @@ class GoalsAgentConfig(PPOAgentConfig):
         yield from range_problems(">= 1", ("GoalSteps", self.goal_steps), ("GoalMiniBatchSize", self.goal_mini_batch_size))
         yield from range_problems("> 0", ("GoalActorStepsize", self.goal_actor_stepsize),
                                   ("GoalCriticStepsize", self.goal_critic_stepsize),
-                                  ("InverseModelStepsize", self.inverse_model_stepsize))
+                                  ("InverseModelStepsize", self.inverse_model_stepsize),
+                                  ("GoalInputScale", self.goal_input_scale))
         yield from range_problems("in [0, 1)", ("GoalMomentum", self.goal_momentum),
                                   ("InverseModelMomentum", self.inverse_model_momentum),
                                   ("GoalDiscount", self.goal_discount))
