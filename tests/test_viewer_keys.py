@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from app.build import load_world
+from app.rollout import update_world
 from app.viewer import Viewer
 from env.env import FRAME_TIME
 
@@ -444,3 +445,24 @@ def test_hold_goal_arg(tmp_path):
         world.shutdown()
     with pytest.raises(ValueError, match=r"--hold_goal 4: goals are 0-3"):
         load_world(GOALS_POINT + ["--output_path", str(tmp_path), "--hold_goal", "4"])
+
+
+def test_cycle_goals_arg(tmp_path):
+    """--cycle_goals K: a test episode takes goals 0, 1, 2, 3, 0, ... each for K goal periods; a
+    held goal comes first; a negative K is an error naming it."""
+    world = load_world(GOALS_POINT + ["--output_path", str(tmp_path), "--cycle_goals", "2"])
+    try:
+        agent = world.agents[0]
+        period = 2 * agent.config.goal_steps
+        while len(agent.path.extras["goal_ids"]) < 5 * period:
+            update_world(world, FRAME_TIME)
+        ids = agent.path.extras["goal_ids"][:5 * period]
+        assert ids == [k % 4 for k in range(5) for _ in range(period)]
+        agent.held_goal = 2
+        for _ in range(2 * period):
+            update_world(world, FRAME_TIME)
+        assert agent.path.extras["goal_ids"][-agent.config.goal_steps:] == [2] * agent.config.goal_steps
+    finally:
+        world.shutdown()
+    with pytest.raises(ValueError, match=r"--cycle_goals -1: goal periods per goal must be >= 0"):
+        load_world(GOALS_POINT + ["--output_path", str(tmp_path), "--cycle_goals", "-1"])

@@ -120,6 +120,7 @@ class GoalsAgent(PPOAgent):
         self.reward_hab = RewardHabituation(config.reward_habituation_factor, config.reward_restoration_factor)
         self._batch_info = {}
         self.held_goal = self._parse_hold_goal(self.world.arg_parser)
+        self.cycle_goals = self._parse_cycle_goals(self.world.arg_parser)
 
     def _motion_prior_range(self):
         """[r_min, r_max] of the motion prior r_t: the scene's reward range."""
@@ -133,6 +134,24 @@ class GoalsAgent(PPOAgent):
         if not 0 <= goal < self.num_goals:
             raise ValueError(f"--hold_goal {goal}: goals are 0-{self.num_goals - 1} (NumGoals {self.num_goals})")
         return goal
+
+    def _parse_cycle_goals(self, arg_parser):
+        """--cycle_goals K (world args): test episodes take the goals in turn, 0 first, each for K
+        goal periods (K x GoalSteps decisions), instead of the goal policy's choice; 0: off. A held
+        goal (--hold_goal, the viewer's digit keys) comes first."""
+        periods = arg_parser.parse_int("cycle_goals", 0)
+        if periods < 0:
+            raise ValueError(f"--cycle_goals {periods}: goal periods per goal must be >= 0")
+        return periods
+
+    def _test_goal(self, probs):
+        """The goal a test episode takes at a goal choice: the held one, else the one in turn
+        (--cycle_goals), else the goal policy's most likely."""
+        if self.held_goal is not None:
+            return self.held_goal
+        if self.cycle_goals:
+            return (self._step // (self.config.goal_steps * self.cycle_goals)) % self.num_goals
+        return int(np.argmax(probs))
 
     def _buffer_fields(self):
         return super()._buffer_fields() + [Field("goal_ids", (), np.int32), Field("goal_logps", (), np.float64),
@@ -270,7 +289,7 @@ class GoalsAgent(PPOAgent):
             self.stab_hab = stability_habituation_step(self.stab_hab, goal, self.config.stability_habituation_factor,
                                                        self.config.stability_restoration_factor)
         else:
-            goal = int(np.argmax(probs)) if self.held_goal is None else self.held_goal
+            goal = self._test_goal(probs)
             self._stab_factor = float(self.stab_hab[goal])
         self.goal_id, self._goal_logp = goal, float(np.log(max(probs[goal], 1e-30)))
 
