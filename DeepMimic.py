@@ -32,8 +32,8 @@ turn the target heading by 15 degrees, up / down change the target speed by 0.5 
 scene's random targets stop; digit d (goal-setting agents, AgentType Goals, whose current goal the
 HUD and a coloured sphere above the character show) holds goal d in test episodes, pressed again
 hands the choice back to the goal policy (--hold_goal d from the start, also for --episodes and
---record; --cycle_goals K: the goals in turn, each for K goal periods). Mouse: right drag pans, wheel zooms, left drag on a body pulls it
-(physics scenes), left drag elsewhere turns the camera.
+--record; --cycle_goals K: the goals in turn, each for K goal periods). Mouse: right drag pans,
+wheel zooms, left drag on a body pulls it (physics scenes), left drag elsewhere turns the camera.
 """
 import json
 import sys

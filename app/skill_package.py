@@ -19,9 +19,9 @@ the evaluation and the criterion; the run_ file that plays it; the run's agent_s
 recipe's rules, reached criterion, ship decision and robustness evaluation where it had them; for
 a run that went on from a shipped skill (--train_on), that package: `trained_on`, its samples, hours
 and commit; for a run that began from another run's weights (--init_model_files), that checkpoint
-and what trained it: `started_from`, with the samples and hours of every stage in
-`samples_in_all` and `training_hours_in_all` where each stage's are known; for a learner from demonstrations, the dataset it
-learned from: `demonstrations`). The
+and what trained it: `started_from`, with the samples and hours of every stage in `samples_in_all`
+and `training_hours_in_all` where each stage's are known; for a learner from demonstrations, the
+dataset it learned from: `demonstrations`). The
 folder is written beside its final name and renamed into place, so a reader never sees half a
 package; one that takes the place of the package it trained on swaps it out the same way.
 """
@@ -181,27 +181,27 @@ def started_from(run_args):
     hours at its log's last row (agent0_log.txt; the checkpoint a stopped run leaves), each with
     its own `started_from`; with neither beside it, the checkpoint alone. None without
     --init_model_files; ValueError naming a checkpoint that is missing."""
+    from app.skill_curve import LOG_NAME
+    from learning.checkpoint import DATA_SUFFIX, CheckpointError, resolve_checkpoint
     from util.log_plot import read_log
-    from util.paths import resolve_data_path
 
     named = dict(run_args).get("init_model_files")
     if not named:
         return None
     try:
-        index = resolve_data_path(f"{named[0]}.index")
-    except FileNotFoundError as err:
-        raise ValueError(f"--init_model_files {named[0]}: no checkpoint there ({err})") from None
-    data = index.with_name(index.name.removesuffix(".index") + ".data-00000-of-00001")
+        data = Path(resolve_checkpoint(named[0]) + DATA_SUFFIX)
+    except CheckpointError as err:
+        raise ValueError(f"--init_model_files {named[0]}: {err}") from None
     if not data.is_file():
         raise ValueError(f"--init_model_files {named[0]}: no checkpoint there ({data.name} missing)")
-    folder = index.parent
+    folder = data.parent
     source = {"model_files": named[0], "sha256": hashlib.sha256(data.read_bytes()).hexdigest()}
     if (folder / PACKAGE_METADATA).is_file():
         meta = json.loads((folder / PACKAGE_METADATA).read_text())
         source.update(package=meta["skill"], samples=meta["samples"], training_hours=meta["training_hours"],
                       commit=meta.get("commit"), started_from=meta.get("started_from"))
-    elif (folder / "agent0_log.txt").is_file():
-        names, rows = read_log(folder / "agent0_log.txt")
+    elif (folder / LOG_NAME).is_file():
+        names, rows = read_log(folder / LOG_NAME)
         last = dict(zip(names, rows[-1]))
         source.update(run=str(folder), samples=int(last["Samples"]), training_hours=float(last["Wall_Time"]),
                       started_from=started_from(read_run_args(folder)) if (folder / RUN_ARGS).is_file() else None)

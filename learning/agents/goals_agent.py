@@ -121,6 +121,8 @@ class GoalsAgent(PPOAgent):
         self._batch_info = {}
         self.held_goal = self._parse_hold_goal(self.world.arg_parser)
         self.cycle_goals = self._parse_cycle_goals(self.world.arg_parser)
+        # row k: the action policy's goal input for goal k (GoalInputScale at entry k, 0 elsewhere)
+        self._goal_inputs = np.eye(config.num_goals, dtype=np.float32) * np.float32(config.goal_input_scale)
 
     def _motion_prior_range(self):
         """[r_min, r_max] of the motion prior r_t: the scene's reward range."""
@@ -253,8 +255,7 @@ class GoalsAgent(PPOAgent):
     # ---- inputs ----
     def _one_hot(self, goal_ids):
         """The action policy's goal input: GoalInputScale at the goal's entry, 0 elsewhere."""
-        scaled = np.eye(self.num_goals, dtype=np.float32) * np.float32(self.config.goal_input_scale)
-        return scaled[np.asarray(goal_ids, dtype=np.int64)]
+        return self._goal_inputs[np.asarray(goal_ids, dtype=np.int64)]
 
     def _main_inputs(self, states, env_goals, goal_ids):
         inputs = self._norm_inputs(states, env_goals)

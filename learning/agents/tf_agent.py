@@ -121,8 +121,8 @@ class TFAgent(RLAgent):
         (its state, and its goal if it has one) takes the checkpoint's rows for those inputs and
         zeros for the new ones (except _init_kept_inputs' rows), so the started policy acts as the
         checkpoint's whatever the new inputs hold; normalisers of the same size are copied with
-        their counts (new samples blend into them as after a load); what the checkpoint lacks keeps its initial value. Any other
-        difference is a CheckpointError naming the variable."""
+        their counts (new samples blend into them as after a load); what the checkpoint lacks keeps
+        its initial value. Any other difference is a CheckpointError naming the variable."""
         prefix, tensors = checkpoint.read_current(path)
         inputs = checkpoint.checkpoint_input_sizes(tensors)
         widen = {name: self._init_kept_inputs() for name, sizes in self._first_layers().items()
