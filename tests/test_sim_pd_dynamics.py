@@ -15,18 +15,21 @@ from tests.test_sim_pd import random_targets, start_state
 DT = 1.0 / 6000.0
 
 
-@pytest.fixture(scope="module")
-def desc():
-    return CharacterDesc.load("data/characters/humanoid3d.txt")
+# (character, its controller, world scale): the humanoid at DeepMimic's scale and at 1; the dog,
+# whose bodies and joint frames are rotated and whose legs are revolute chains
+CHARACTERS = [("humanoid3d", "humanoid3d_ctrl", 4.0), ("humanoid3d", "humanoid3d_ctrl", 1.0),
+              ("dog3d", "dog3d_ctrl", 4.0)]
 
 
-@pytest.fixture(scope="module", params=[4.0, 1.0])
-def character(request, desc):
-    world = World(world_scale=request.param, timestep=DT)
+@pytest.fixture(scope="module", params=CHARACTERS, ids=lambda c: f"{c[0]}-scale{c[2]:g}")
+def character(request):
+    name, ctrl, scale = request.param
+    desc = CharacterDesc.load(f"data/characters/{name}.txt")
+    world = World(world_scale=scale, timestep=DT)
     sim = SimCharacter(world, desc)
     for link in [-1] + sim.link_ids:  # no contacts: one step is the free dynamics
         p.setCollisionFilterGroupMask(sim.body, link, 0, 0, physicsClientId=world.client)
-    params = CtrlParams.load("data/controllers/humanoid3d_ctrl.txt", desc)
+    params = CtrlParams.load(f"data/controllers/{ctrl}.txt", desc)
     lim = np.array([j.torque_lim for j in desc.joints])
     pd = TreeStablePD(sim, params.kp, params.kd, lim)
     yield sim, pd, params, lim

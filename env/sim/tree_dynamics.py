@@ -2,14 +2,19 @@
 joints), compiled with numba, in the compact generalized velocity layout of pybullet's flags=1
 convention without its pads:
     base linear velocity (world, 3), base angular velocity (world, 3),
-    per moving joint in link order: spherical angular velocity in the child's link frame (3),
+    per moving joint in link order: spherical angular velocity in the child's inertial frame (3),
     revolute angle rate (1).
 Positions: base COM position (3), base quaternion xyzw (4), per joint spherical xyzw (4) / angle (1),
 i.e. pybullet's q (no pads in q).
 
-Frames (pybullet's): the base pose is its inertial (COM) frame; a joint's parentFramePos/Orn are in
-the parent's inertial frame; a link's frame is the joint frame turned by the joint rotation; its
-inertial frame is localInertialFramePosition/Orientation in the link frame.
+Frames (Bullet's multibody, whose link frames are the inertial (COM) frames): the base pose is its
+inertial frame; a joint's parentFramePos is in the parent's inertial frame, and the child's
+inertial frame is R_i = R_parent Z^T J, with Z getJointInfo's parentFrameOrn (Bullet's zero
+rotation from parent to child) and J the joint's rotation (a spherical joint's quaternion, a
+revolute joint's angle about its axis), both in the child's inertial frame; the link (URDF) frame
+is R_i Ri^T, Ri the localInertialFrameOrientation, and the COM sits at localInertialFramePosition
+in it. With unrotated inertial frames (humanoid3d) Z is the joint frame's rotation; dog3d's neck
+and tails have rotated ones.
 
 Per body b with COM x_b and world Jacobian J_b = [Jv; Jw] (a dof with world axis s at joint point
 x_j contributes s x (x_b - x_j) to Jv and s to Jw; the base's linear dofs the identity, its angular
@@ -57,7 +62,9 @@ class TreeModel:
             self.jtype[i] = _PB_TYPES[ji[2]]
             self.axis[i] = ji[13]
             self.frame_pos[i] = ji[14]
-            self.frame_rot[i] = np.reshape(p.getMatrixFromQuaternion(ji[15]), (3, 3))
+            # getJointInfo's parentFrameOrn is Bullet's zero rotation from the parent's inertial
+            # frame to the child's (m_zeroRotParentToThis); its transpose turns the child's frame
+            self.frame_rot[i] = np.reshape(p.getMatrixFromQuaternion(ji[15]), (3, 3)).T
             info = p.getDynamicsInfo(body, link, physicsClientId=client)
             self.mass[i], self.inertia[i] = info[0], info[2]
             self.inertial_pos[i] = info[3]
@@ -134,6 +141,14 @@ def _mm_into(a, b, out):
 
 
 @cached_njit
+def _mm_transpose_into(a, b, out):
+    """out = a b^T."""
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, 0] * b[c, 0] + a[r, 1] * b[c, 1] + a[r, 2] * b[c, 2]
+
+
+@cached_njit
 def _cross_add(a, b, base, out):
     """out = base + a x b (out may be base; a, b must not be out)."""
     x = a[1] * b[2] - a[2] * b[1]
@@ -193,23 +208,23 @@ def mass_matrix_and_bias(q, qd, parent, jtype, frame_pos, frame_rot, axis, inert
         qs, vs = q_start[i], v_start[i]
         if jtype[i] == SPHERICAL:
             _quat_xyzw_to_matrix(q[qs], q[qs + 1], q[qs + 2], q[qs + 3], joint_rot)
-            _mm_into(frame, joint_rot, link)
+            _mm_into(frame, joint_rot, rot[i])
             for k in range(3):
                 for r in range(3):
-                    dof_axis[vs + k, r] = link[r, k]
+                    dof_axis[vs + k, r] = rot[i, r, k]
                     dof_point[vs + k, r] = joint_point[r]
-            _mv_into(link, qd[vs:vs + 3], w_rel)
+            _mv_into(rot[i], qd[vs:vs + 3], w_rel)
         elif jtype[i] == REVOLUTE:
             _axis_angle_matrix(axis[i], q[qs], joint_rot)
-            _mm_into(frame, joint_rot, link)
-            _mv_into(link, axis[i], dof_axis[vs])
+            _mm_into(frame, joint_rot, rot[i])
+            _mv_into(rot[i], axis[i], dof_axis[vs])
             for r in range(3):
                 dof_point[vs, r] = joint_point[r]
                 w_rel[r] = dof_axis[vs, r] * qd[vs]
         else:
-            link[:, :] = frame
+            rot[i] = frame
             w_rel[:] = 0.0
-        _mm_into(link, inertial_rot[i], rot[i])
+        _mm_transpose_into(rot[i], inertial_rot[i], link)     # the link frame: R_i Ri^T
         _mv_into(link, inertial_pos[i], com[i])
         for k in range(3):
             com[i, k] += joint_point[k]
