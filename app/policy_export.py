@@ -131,7 +131,7 @@ def policy_metadata(world, agent, source):
 def entry_names(scene, agent_id=0):
     """{state_names, goal_names, action_names}: a name per entry of the scene's state, goal and
     action vectors (env/sim/ct_state.py, the scene's goal_names, env/sim/ct_action.py)."""
-    return {"state_names": scene.state_layout.entry_names([b.name for b in scene.char_desc.bodies]),
+    return {"state_names": scene.state_names(agent_id),
             "goal_names": scene.goal_names(agent_id),
             "action_names": scene.ctrl.action_layout.entry_names()}
 

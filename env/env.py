@@ -152,6 +152,11 @@ class Env(ABC):
     def get_state_size(self, agent_id: int) -> int:
         raise _no_agents(self)
 
+    def state_names(self, agent_id: int) -> list:
+        """A name per state entry ([]: the scene does not name them); scenes of DeepMimic's
+        characters name theirs (env/sim/ct_state.py's entry_names)."""
+        return []
+
     def get_goal_size(self, agent_id: int) -> int:
         return len(self.goal_names(agent_id))
 

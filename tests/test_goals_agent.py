@@ -70,6 +70,9 @@ def make_world(tmp_path, *extra, seed=0, **overrides):
     ({"GoalInputScale": 0}, "GoalInputScale: must be > 0"),
     ({"TrainActionPolicy": False, "MotionPriorWeight": 0.5},
      "MotionPriorWeight: must be 0 when TrainActionPolicy is false"),
+    ({"InverseModelGoalInputs": "root/vel_x"}, "InverseModelGoalInputs: expects a list"),
+    ({"InverseModelGoalInputs": ["root/vel_x", 3]}, r"InverseModelGoalInputs\[1\]: expects a string"),
+    ({"InverseModelGoalInputs": ["root/vel_x", "root/vel_x"]}, "InverseModelGoalInputs: names an entry twice"),
 ])
 def test_config_errors_name_the_key(tmp_path, overrides, match):
     path = write_agent(tmp_path / "agent.txt", **overrides)
@@ -95,6 +98,7 @@ def test_defaults_and_registry(tmp_path):
     assert config.inverse_model_goal_error_base == 0.9
     assert config.motion_prior_weight == 0.0 and config.train_action_policy is True
     assert config.action_policy_env_goal is True and config.goal_input_scale == 1.0
+    assert config.inverse_model_goal_inputs == ()
 
 
 def test_goal_input_scale_is_the_goal_entry_in_acting_and_training(tmp_path):
@@ -394,4 +398,65 @@ def test_the_action_policy_sees_the_scenes_goal_unless_told_not(tmp_path, env_go
     inputs = [agent._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]) for g in (g1, g2)]
     p1, p2 = (agent.goal_policy.probs_np(x) for x in inputs)
     assert not np.allclose(p1, p2)
+    world.shutdown()
+
+
+HUMANOID_ARGS = str(ROOT / "args/train_goals_humanoid3d_walk_args.txt")
+HUMANOID_AGENT = json.loads((ROOT / "data/agents/ct_agent_goals_humanoid.txt").read_text())
+ROOT_MOTION = ["root/vel_x", "root/vel_z", "root/ang_vel_y"]
+SMALL_NETS = {k: "fc_2layers_64units" for k in ("ActorNet", "CriticNet", "GoalActorNet", "GoalCriticNet",
+                                                  "InverseModelNet")}
+
+
+def test_unknown_goal_input_is_a_config_error_naming_it(tmp_path):
+    """InverseModelGoalInputs names state entries; the point mass names none, so any name is an error."""
+    with pytest.raises(ConfigError, match="InverseModelGoalInputs: root/vel_x not a state entry of scene "
+                                          "goals_point .the scene names no state entries") as err:
+        make_world(tmp_path, InverseModelGoalInputs=["root/vel_x"])
+    assert "agent.txt" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_inverse_model_goal_head_reads_only_its_goal_inputs(tmp_path):
+    """With InverseModelGoalInputs the goal head has its own trunk over those entries of s_t and
+    s_t+1 (by the scene's state names): its logits change with them and with nothing else, the
+    action head still reads the whole transition, the inverse step trains both trunks, and the
+    checkpoint holds the goal trunk under agent/inverse_goal."""
+    agent_file = tmp_path / "agent.txt"
+    agent_file.write_text(json.dumps({**HUMANOID_AGENT, **SMALL_NETS, "InverseModelGoalInputs": ROOT_MOTION}))
+    args = load_args(["--arg_file", HUMANOID_ARGS, "--agent_files", str(agent_file), "--output_path",
+                      str(tmp_path / "out"), "--int_output_path", "", "--tensorboard", "false"])
+    world = RLWorld(DeepMimicEnv(args, seed=0), args)
+    agent = world.agents[0]
+    names = world.env.state_names(0)
+    assert len(names) == agent.get_state_size()
+    entries = [names.index(name) for name in ROOT_MOTION]
+    assert agent.inverse_model.goal_entries.numpy().tolist() == entries
+    rng = np.random.default_rng(0)
+    size = agent.get_state_size()
+    s0, s1 = (rng.normal(size=(6, size)).astype(np.float32) for _ in range(2))
+    a_pred, logits = (x.numpy() for x in agent._inverse_tf(s0, s1))
+    others = np.setdiff1d(np.arange(size), entries)
+    moved0, moved1 = s0.copy(), s1.copy()
+    moved0[:, others] += 1.0
+    moved1[:, others] -= 1.0
+    a_moved, logits_same = (x.numpy() for x in agent._inverse_tf(moved0, moved1))
+    assert np.array_equal(logits_same, logits)
+    assert np.abs(a_moved - a_pred).max() > 1e-4
+    for s in (s0, s1):                      # each goal entry, in s_t and in s_t+1, moves the logits
+        for k in entries:
+            moved = s.copy()
+            moved[:, k] += 1.0
+            pair = (moved, s1) if s is s0 else (s0, moved)
+            assert np.abs(agent._inverse_tf(*pair)[1].numpy() - logits).max() > 1e-5
+    norm_a = rng.normal(size=(6, agent.get_action_size())).astype(np.float32)
+    _, grads = agent._inverse_step(s0, s1, norm_a, np.arange(6, dtype=np.int32) % 4,
+                                   np.full(6, 0.5, np.float32))
+    trained = {v.name.split(":")[0]: g for v, g in zip(agent.inverse_model.trainable_variables, grads)}
+    assert np.abs(trained["agent/inverse_goal/goal_logits/kernel"].numpy()).max() > 0
+    assert np.abs(trained["agent/inverse/action/kernel"].numpy()).max() > 0
+    assert "agent/inverse/goal_logits/kernel" not in trained
+    agent.save_model(str(tmp_path / "model.ckpt"))
+    saved = read_checkpoint(str(tmp_path / "model.ckpt"))
+    assert saved["agent/inverse_goal/goal_logits/kernel"].shape == (64, 4)
+    assert saved["agent/inverse_goal/0/dense/kernel"].shape == (2 * len(ROOT_MOTION), 64)
     world.shutdown()

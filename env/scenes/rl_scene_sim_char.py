@@ -209,6 +209,9 @@ class RLSceneSimChar(RLScene):
 
     # ---- agent interface -----------------------------------------------------------------
 
+    def state_names(self, agent_id=0):
+        return self.state_layout.entry_names([b.name for b in self.char_desc.bodies])
+
     def need_new_action(self, agent_id=0):
         return self.ctrl.need_new_action
 

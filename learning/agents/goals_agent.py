@@ -59,6 +59,7 @@ import util.mpi_util as mpi_util
 from env.env import Mode, Terminate
 from learning.agents.pg_agent import input_spec
 from learning.agents.ppo_agent import PPOAgent
+from learning.configs.config import ConfigError
 from learning.configs.goals_agent import GoalsAgentConfig
 from learning.goals_util import (RewardHabituation, balanced_accuracy, goals_used, inverse_model_loss,
                                  relative_likelihood, softmax_np, stability_habituation_step, stability_reward)
@@ -175,12 +176,25 @@ class GoalsAgent(PPOAgent):
     def _goal_input_spec(self):
         return input_spec(self._goal_input_sizes())
 
+    def _goal_entries(self):
+        """The state indices of InverseModelGoalInputs, by the scene's state names."""
+        wanted = self.config.inverse_model_goal_inputs
+        if not wanted:
+            return []
+        names = self.env.state_names(self.id)
+        unknown = [name for name in wanted if name not in names]
+        if unknown:
+            known = f"e.g. {', '.join(names[:3])}, ..." if names else "the scene names no state entries"
+            raise ConfigError(f"InverseModelGoalInputs: {', '.join(unknown)} not a state "
+                              f"entry of scene {self.env.name} ({known})")
+        return [names.index(name) for name in wanted]
+
     def _build_nets(self):
         super()._build_nets()
         cfg = self.config
         self.goal_policy = GoalPolicy(cfg.goal_actor_net, cfg.goal_critic_net, self._goal_input_sizes(), cfg.num_goals)
         self.inverse_model = InverseModel(cfg.inverse_model_net, self.get_state_size(), self.get_action_size(),
-                                          cfg.num_goals)
+                                          cfg.num_goals, self._goal_entries())
         gp, inv = self.goal_policy, self.inverse_model
         self._goal_critic_tf = tf.function(lambda inputs: gp.critic(list(inputs)),
                                            input_signature=[self._goal_input_spec()])

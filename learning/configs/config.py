@@ -9,7 +9,7 @@ fields with `key(...)` and checks with `problems()`.
 """
 import math
 from dataclasses import MISSING, field, fields, is_dataclass
-from typing import get_type_hints
+from typing import get_args, get_origin, get_type_hints
 
 from util.paths import load_json
 
@@ -60,6 +60,10 @@ def _convert(typ, val, where):
     elif typ is str:
         if isinstance(val, str):
             return val
+    elif get_origin(typ) is tuple:      # tuple[item, ...]: a JSON list
+        if not isinstance(val, list):
+            raise ConfigError(f"{where}: expects a list, got {val!r}")
+        return tuple(_convert(get_args(typ)[0], v, f"{where}[{i}]") for i, v in enumerate(val))
     else:
         raise TypeError(f"unsupported config field type {typ}")
     names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}

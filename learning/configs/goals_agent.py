@@ -24,6 +24,10 @@ class GoalsAgentConfig(PPOAgentConfig):
     inverse_model_stepsize: float = key("InverseModelStepsize", 0.001)
     inverse_model_momentum: float = key("InverseModelMomentum", 0.9)
     inverse_model_goal_error_base: float = key("InverseModelGoalErrorBase", 0.9)
+    # state entries (the scene's state names, e.g. "root/vel_x") the inverse model's goal head reads
+    # from s_t and s_t+1, through a trunk of its own; empty: the goal head shares the action head's
+    # trunk over the whole transition. Goals then part only in what those entries show.
+    inverse_model_goal_inputs: tuple[str, ...] = key("InverseModelGoalInputs", ())
     action_error_discount: float = key("ActionErrorDiscount", 0.5)
     action_error_factor: float = key("ActionErrorFactor", 1.0)
     goal_error_factor: float = key("GoalErrorFactor", 1.0)
@@ -67,6 +71,8 @@ class GoalsAgentConfig(PPOAgentConfig):
                                   ("GoalErrorFactor", self.goal_error_factor),
                                   ("GoalEntropyWeight", self.goal_entropy_weight),
                                   ("MotionPriorWeight", self.motion_prior_weight))
+        if len(set(self.inverse_model_goal_inputs)) != len(self.inverse_model_goal_inputs):
+            yield "InverseModelGoalInputs", f"names an entry twice: {list(self.inverse_model_goal_inputs)}"
         if not self.train_action_policy and self.motion_prior_weight != 0:
             yield "MotionPriorWeight", (f"must be 0 when TrainActionPolicy is false (the frozen action policy "
                                         f"learns from no reward), got {self.motion_prior_weight}")
