@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.bench.goals_check [--samples 30000] [--seed 1] [--episodes 16]
         [--json docs/bench/goals_check.json] [--agent_set KEY=JSON ...] [--eval_at N ...] [--no_flat]
+        [--frozen_from N]
 
 1. Trains AgentType Goals (data/agents/ct_agent_goals.txt, args/train_goals_goals_point_args.txt)
    for --samples samples, then a flat PPO agent with the same nets, steps, batch and exploration
@@ -17,7 +18,11 @@
    passes N samples, a curve in "curve" (test episodes from their own fixed starts; training then
    goes on from the generator it had). --no_flat: the hierarchy alone ("ppo" is null), for
    ablations against a flat run measured once. "test_goal_counts": the test's choices per goal.
-4. "goal_probe": --probe_episodes test episodes (mean actions) with the goals in turn, each for
+4. --frozen_from N: the hierarchy trains as its file says to N samples, then from that checkpoint
+   its goal policy alone (TrainActionPolicy false, MotionPriorWeight 0: the action policy, the
+   inverse model and the normalisers frozen) on the external reward, the sample count and the
+   exploration anneal going on, to --samples; --eval_at points fall in either stage.
+5. "goal_probe": --probe_episodes test episodes (mean actions) with the goals in turn, each for
    GoalSteps decisions: the inverse model's goal accuracy per goal (every goal weighs alike, so a
    goal policy that settles on one goal does not inflate it as it does the log's accuracy) and
    that goal sequence's external return.
@@ -43,9 +48,11 @@ PPO_KEYS = ("ActorNet", "ActorStepsize", "ActorMomentum", "ActorWeightDecay", "A
             "ExpParamsEnd")
 
 
-def train(agent_data, out_dir, samples, seed, eval_at=(), on_eval=None):
-    """Trains for `samples` samples; calls on_eval(world, agent) when the count first passes each
-    of eval_at (below samples). The time returned excludes those evaluations."""
+def train(agent_data, out_dir, samples, seed, eval_at=(), on_eval=None, model_file=None, sample_offset=0):
+    """Trains until the sample count reaches `samples`; calls on_eval(world, agent) when the count
+    first passes each of eval_at (below samples). model_file: a checkpoint the agent starts from;
+    sample_offset: the samples it was trained on (the count, and the exploration anneal, go on
+    from there). The time returned excludes those evaluations."""
     import numpy as np
 
     from env.deepmimic_env import DeepMimicEnv
@@ -60,10 +67,12 @@ def train(agent_data, out_dir, samples, seed, eval_at=(), on_eval=None):
     agent_file.write_text(json.dumps(agent_data))
     seed_rank(seed)
     args = load_args(["--arg_file", str(ROOT / ARGS), "--agent_files", str(agent_file), "--output_path", str(out_dir),
-                      "--int_output_path", "", "--tensorboard", "false"])
+                      "--int_output_path", "", "--tensorboard", "false"]
+                     + (["--model_files", str(model_file)] if model_file else []))
     world = RLWorld(DeepMimicEnv(args, seed=seed), args)
     agent = world.agents[0]
-    points = sorted(n for n in eval_at if n < samples)
+    agent.total_sample_count = agent._sample_count_offset = sample_offset
+    points = sorted(n for n in eval_at if sample_offset < n < samples)
     start, eval_time = time.time(), 0.0
     while agent.total_sample_count < samples:
         update_world(world, 1 / 60)
@@ -164,6 +173,9 @@ def main(argv=None):
                         help="also test when a run passes N samples (a curve)")
     parser.add_argument("--no_flat", action="store_true", help="the hierarchy alone, no flat PPO run")
     parser.add_argument("--probe_episodes", type=int, default=4, help="test episodes of the goal probe")
+    parser.add_argument("--frozen_from", type=int, default=0, metavar="N",
+                        help="the hierarchy trains as its file says to N samples, then its goal policy alone "
+                             "(TrainActionPolicy false, MotionPriorWeight 0) on the external reward to --samples")
     opts = parser.parse_args(argv)
 
     from learning.tf_util import limit_tf_threads
@@ -193,12 +205,22 @@ def main(argv=None):
         curve.setdefault(agent.total_sample_count, {"samples": agent.total_sample_count})
         curve[agent.total_sample_count]["ppo_test_external_return"] = ret
 
-    world, agent, goals_time, _, _ = train(goals_data, out / "goals", opts.samples, opts.seed, opts.eval_at,
+    stage_samples = opts.frozen_from or opts.samples
+    world, agent, goals_time, _, _ = train(goals_data, out / "goals", stage_samples, opts.seed, opts.eval_at,
                                            goals_point)
+    rows = read_log(out / "goals" / "agent0_log.txt")
+    if opts.frozen_from:
+        checkpoint = out / "goals" / "frozen_from.ckpt"
+        agent.save_model(str(checkpoint))
+        world.shutdown()
+        frozen_data = {**goals_data, "TrainActionPolicy": False, "MotionPriorWeight": 0}
+        world, agent, frozen_time, _, _ = train(frozen_data, out / "goals_frozen", opts.samples, opts.seed,
+                                                opts.eval_at, goals_point, checkpoint, agent.total_sample_count)
+        goals_time += frozen_time
+        rows += read_log(out / "goals_frozen" / "agent0_log.txt")
     goals_return, chosen = run_eval(world, agent, opts.episodes, opts.seed, evaluate, np)
     probe = probe_goals(world, agent, opts.probe_episodes, opts.seed, evaluate, np)
     num_goals = agent.num_goals
-    rows = read_log(out / "goals" / "agent0_log.txt")
     last = rows[-3:]
     goals_samples = agent.total_sample_count
     world.shutdown()
@@ -220,6 +242,7 @@ def main(argv=None):
     acc = float(np.mean([r["InvModel_Goal_Acc"] for r in last]))
     result = {
         "samples": opts.samples, "seed": opts.seed, "agent_set": opts.agent_set, "episodes": opts.episodes,
+        "frozen_from": opts.frozen_from or None,
         "num_goals": num_goals,
         "goals": {"samples": goals_samples, "iterations": len(rows), "train_seconds": round(goals_time, 1),
                   "inverse_goal_acc_last3": acc, "chance": 1 / num_goals,
