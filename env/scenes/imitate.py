@@ -5,7 +5,9 @@ by dt; its pose is only evaluated when needed (reward, drawing, a cycle wrap, ro
 Its body and joint world states come from a kinematic twin (the same URDF in a pybullet client of
 its own, posed and never stepped): one C call instead of numpy forward kinematics.
 
-Reset (reference state initialisation): reference time uniform in [0, duration], origin at
+Reset (reference state initialisation): reference time uniform in [0, duration] (with
+reset_fail_weight w > 0, off by default, a share w of the training resets start where training
+episodes fell: env/scenes/fall_weighted_starts.py), origin at
 char_init_pos_xs (0), optionally turned by a random heading (enable_rand_rot_reset); the simulated
 character takes the reference pose and velocity, the controller time the reference time; the
 character is placed at x = z = 0 (DeepMimic's random placement, which on a plane is the origin;
@@ -45,7 +47,8 @@ import numpy as np
 from env.anim.character import JointType
 from env.anim.kin_character import KinCharacter
 from env.anim.motion import Motion
-from env.env import Terminate
+from env.env import Mode, Terminate
+from env.scenes.fall_weighted_starts import FallWeightedStarts
 from env.scenes.imitate_reward import TERMS, CharSnapshot, ImitateReward
 from env.scenes.rl_scene_sim_char import RLSceneSimChar
 from env.style_error import StyleReference
@@ -55,6 +58,7 @@ from env.sim.ref_relative_action import RefRelativeActions
 from env.sim.sim_character import SimCharacter
 from env.sim.world import World
 from util import math_util
+from util.arg_parser import ArgError
 
 ROOT_ROT_FAIL_ANGLE = 0.5 * np.pi
 
@@ -72,6 +76,10 @@ class ImitateScene(RLSceneSimChar):
         self.enable_root_rot_fail = args.parse_bool("enable_root_rot_fail", False)
         self.rand_char_placement = args.parse_bool("enable_rand_char_placement", True)
         self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0, at_least=0.0)   # 0: off
+        fail_weight = args.parse_float("reset_fail_weight", 0.0, at_least=0.0)
+        if fail_weight > 1.0:
+            raise ArgError(f"{args.source('reset_fail_weight')}: --reset_fail_weight {fail_weight}: must be at most 1")
+        self.fall_starts = FallWeightedStarts(fail_weight) if fail_weight > 0.0 else None
         self.enable_style_error = args.parse_bool("enable_style_error", self.style_error_default)
         self._style_ref = None      # the StyleReference, built at the first calc_style_error
         init_xs = args.parse_floats("char_init_pos_xs", (), finite=True)
@@ -122,7 +130,7 @@ class ImitateScene(RLSceneSimChar):
         kin = self.kin_char
         kin.origin_pos = self.init_pos.copy()
         kin.origin_rot = math_util.quat_identity()
-        kin.set_time(self.rng.uniform(0.0, self.motion.duration))
+        kin.set_time(self._start_time())
         if self.enable_rand_rot_reset:
             kin.set_heading(kin.calc_heading() + self.rng.uniform(-np.pi, np.pi))
         self._kin_cycle = self._cycle_count(kin.time)
@@ -136,6 +144,17 @@ class ImitateScene(RLSceneSimChar):
         if self.sync_root_rot:
             kin.set_heading(float(math_util.quat_heading(self.sim_char.get_state()[0][3:7])))
         kin.set_root_pos(self.sim_char.get_root_pos())
+
+    def _start_time(self):
+        """The reset's reference time: uniform over the clip, or with reset_fail_weight (training
+        resets) more often where training episodes fell (env/scenes/fall_weighted_starts.py).
+        The episode that ends here is counted first, while its state is still the scene's."""
+        if self.fall_starts is None:
+            return self.rng.uniform(0.0, self.motion.duration)
+        self.fall_starts.end_episode(self.has_fallen())
+        if self.mode != Mode.TRAIN:
+            return self.rng.uniform(0.0, self.motion.duration)
+        return self.fall_starts.draw(self.rng, self.motion.duration)
 
     def _pre_physics(self, timestep):
         kin = self.kin_char
