@@ -152,11 +152,13 @@ class ArgParser:
     def parse_ints(self, key, default=(), required=False):
         return self._list(key, default, required, _parse_int, "integers")
 
-    def parse_float(self, key, default=0.0, required=False, at_least=None, above=None, finite=False):
-        """A number; with at_least / above / finite, a value outside is an ArgError naming it."""
+    def parse_float(self, key, default=0.0, required=False, at_least=None, above=None, finite=False, at_most=None):
+        """A number; with at_least / above / at_most / finite, a value outside is an ArgError naming it."""
         value = self._scalar(key, default, required, _parse_float, "a number")
         if self.has_key(key):
             self._check_range(key, value, at_least, above, finite)
+            if at_most is not None and value > at_most:
+                raise ArgError(f"{self.source(key)}: --{key} {value}: must be at most {at_most}")
         return value
 
     def parse_floats(self, key, default=(), required=False, count=None, finite=False):

@@ -58,7 +58,6 @@ from env.sim.ref_relative_action import RefRelativeActions
 from env.sim.sim_character import SimCharacter
 from env.sim.world import World
 from util import math_util
-from util.arg_parser import ArgError
 
 ROOT_ROT_FAIL_ANGLE = 0.5 * np.pi
 
@@ -76,9 +75,7 @@ class ImitateScene(RLSceneSimChar):
         self.enable_root_rot_fail = args.parse_bool("enable_root_rot_fail", False)
         self.rand_char_placement = args.parse_bool("enable_rand_char_placement", True)
         self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0, at_least=0.0)   # 0: off
-        fail_weight = args.parse_float("reset_fail_weight", 0.0, at_least=0.0)
-        if fail_weight > 1.0:
-            raise ArgError(f"{args.source('reset_fail_weight')}: --reset_fail_weight {fail_weight}: must be at most 1")
+        fail_weight = args.parse_float("reset_fail_weight", 0.0, at_least=0.0, at_most=1)
         self.fall_starts = FallWeightedStarts(fail_weight) if fail_weight > 0.0 else None
         self.enable_style_error = args.parse_bool("enable_style_error", self.style_error_default)
         self._style_ref = None      # the StyleReference, built at the first calc_style_error
@@ -149,12 +146,11 @@ class ImitateScene(RLSceneSimChar):
         """The reset's reference time: uniform over the clip, or with reset_fail_weight (training
         resets) more often where training episodes fell (env/scenes/fall_weighted_starts.py).
         The episode that ends here is counted first, while its state is still the scene's."""
-        if self.fall_starts is None:
-            return self.rng.uniform(0.0, self.motion.duration)
-        self.fall_starts.end_episode(self.has_fallen())
-        if self.mode != Mode.TRAIN:
-            return self.rng.uniform(0.0, self.motion.duration)
-        return self.fall_starts.draw(self.rng, self.motion.duration)
+        if self.fall_starts is not None:
+            self.fall_starts.end_episode(self.has_fallen())
+            if self.mode == Mode.TRAIN:
+                return self.fall_starts.draw(self.rng, self.motion.duration)
+        return self.rng.uniform(0.0, self.motion.duration)
 
     def _pre_physics(self, timestep):
         kin = self.kin_char
