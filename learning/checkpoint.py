@@ -216,6 +216,34 @@ def checkpoint_input_sizes(tensors):
     return [size for size in sizes if size]
 
 
+def goal_commands_as_one_hot(tensors, kernels, commands, scale, source):
+    """A goal-conditioned policy's checkpoint re-expressed for a network whose input is the same
+    state followed by a one-hot goal of len(commands) entries, `scale` at the goal's entry (the
+    goal-setting hierarchy's action policy and critic): goal k behaves as the checkpoint's policy
+    holding its goal input at commands[k]. The checkpoint's first layer is
+        h = W_s^T s_n + W_g^T g_n + b,   g_n = (g - mean_g) / std_g   (its goal normaliser),
+    so a goal held at c_k adds the constant W_g^T g_n(c_k), which the one-hot input (scale at k)
+    adds when its row k is W_g^T g_n(c_k) / scale. Returns a copy of `tensors` whose named first-layer
+    kernels [S + G, H] become [S + K, H]; CheckpointError if the checkpoint has no goal or a
+    command's length is not its goal size."""
+    g_mean = tensors.get("agent/resource/g_norm/mean")
+    if g_mean is None or not g_mean.size:
+        raise CheckpointError(f"{source}: InitGoalCommands needs a goal-conditioned policy's checkpoint (it has no goal)")
+    goal_size = g_mean.size
+    bad = [list(c) for c in commands if len(c) != goal_size]
+    if bad:
+        raise CheckpointError(f"{source}: InitGoalCommands {bad[0]} has {len(bad[0])} entries, the checkpoint's goal {goal_size}")
+    state_size = tensors["agent/resource/s_norm/mean"].size
+    g_std = checked_tensor(tensors, "agent/resource/g_norm/std", (goal_size,), source)
+    commands_n = (np.asarray(commands, np.float64) - g_mean) / g_std
+    out = dict(tensors)
+    for name in kernels:
+        kernel = checked_tensor(tensors, name, (state_size + goal_size, tensors[name].shape[1]), source)
+        rows = commands_n @ kernel[state_size:].astype(np.float64) / scale
+        out[name] = np.concatenate([kernel[:state_size], rows.astype(kernel.dtype)])
+    return out
+
+
 def init_variables(variables, tensors, source, widen):
     """Assigns the tf.Variables of {name: variable} from another agent's checkpoint (--init_model_files):
     same name and shape, copied; a name in `widen` ({name: k}: a first layer whose inputs begin

@@ -73,6 +73,10 @@ def make_world(tmp_path, *extra, seed=0, **overrides):
     ({"InverseModelGoalInputs": "root/vel_x"}, "InverseModelGoalInputs: expects a list"),
     ({"InverseModelGoalInputs": ["root/vel_x", 3]}, r"InverseModelGoalInputs\[1\]: expects a string"),
     ({"InverseModelGoalInputs": ["root/vel_x", "root/vel_x"]}, "InverseModelGoalInputs: names an entry twice"),
+    ({"InitGoalCommands": [[1, 0, 1]] * 3}, r"InitGoalCommands: needs one command per goal \(NumGoals 4\), got 3"),
+    ({"InitGoalCommands": [[1, 0, 1]] * 3 + [[1, 0]]}, "InitGoalCommands: commands must be non-empty and of one length"),
+    ({"InitGoalCommands": [[]] * 4}, "InitGoalCommands: commands must be non-empty and of one length"),
+    ({"InitGoalCommands": [[1, 0, "fast"]] * 4}, r"InitGoalCommands\[0\]\[2\]: expects a number"),
 ])
 def test_config_errors_name_the_key(tmp_path, overrides, match):
     path = write_agent(tmp_path / "agent.txt", **overrides)

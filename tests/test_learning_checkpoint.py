@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from learning import checkpoint
 from learning.checkpoint import CheckpointError
+from learning.configs.config import ConfigError
 from learning.resume_state import read_resume_state
 from learning.rl_world import RLWorld
 from learning.tf_util import limit_tf_threads
@@ -222,6 +223,65 @@ def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_p
         np.testing.assert_allclose(dst.model.critic_np(dst._decision_inputs(s, g)),
                                    src.model.critic_np(src._decision_inputs(s, np.zeros(0))), rtol=1e-5, atol=1e-6)
     assert dst.s_norm.count == 100 and dst.g_norm.count == 0
+
+
+def _goals_agent_keys(**overrides):
+    keys = {k: v for k, v in json.loads((ROOT / "data/agents/ct_agent_goals.txt").read_text()).items()
+            if k.startswith(("Goal", "Inverse", "NumGoals", "Stability", "Reward", "Action", "MotionPrior"))}
+    return {**keys, "AgentType": "Goals", "GoalActorNet": SMALL_NET, "GoalCriticNet": SMALL_NET,
+            "InverseModelNet": SMALL_NET, **overrides}
+
+
+COMMANDS = [[1.0, 0.0, 1.0], [1.0, 0.0, 3.5], [0.5, -0.87, 1.5], [0.5, 0.87, 1.5]]
+
+
+def _saved_goal_policy(tmp_path):
+    """A PPO agent on a 6-d state and a 3-d goal, with non-trivial weights and statistics, saved."""
+    src = make_agent(tmp_path, ShapedEnv(6, 2, goal_size=3), name="src.txt", ActorInitOutputScale=1.0)
+    rng = np.random.default_rng(1)
+    src.s_norm.record(rng.normal(2, 3, (100, 6)))
+    src.g_norm.record(rng.normal([0.5, 0, 2.5], [0.3, 0.5, 1.2], (100, 3)))
+    for norm in (src.s_norm, src.g_norm):
+        norm.update()
+    src.save_model(str(tmp_path / "src.ckpt"))
+    return src
+
+
+def test_init_goal_commands_start_each_goal_as_the_checkpoint_under_its_command(tmp_path):
+    """InitGoalCommands: the hierarchy's action policy (state and one-hot goal, no scene goal)
+    started from a goal-conditioned policy acts, under goal k, as that policy with its goal input
+    held at command k, and its critic values alike, whatever GoalInputScale."""
+    src = _saved_goal_policy(tmp_path)
+    agent_file = write_agent_file(tmp_path / "dst.txt", **_goals_agent_keys(InitGoalCommands=COMMANDS, GoalInputScale=2.5))
+    dst = RLWorld(ShapedEnv(6, 2), toy_args(agent_file, "--init_model_files", tmp_path / "src.ckpt")).agents[0]
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        s = rng.normal(2, 3, size=6)
+        actions = []
+        for goal, command in enumerate(COMMANDS):
+            dst.goal_id = goal
+            actions.append(dst.calc_action(s, np.zeros(0)))
+            np.testing.assert_allclose(actions[-1], src.calc_action(s, np.array(command)), rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(dst.model.critic_np(dst._decision_inputs(s, np.zeros(0))),
+                                       src.model.critic_np(src._decision_inputs(s, np.array(command))),
+                                       rtol=1e-4, atol=1e-5)
+        assert not np.allclose(actions[0], actions[1])
+    assert dst.s_norm.count == 100
+
+
+def test_init_goal_commands_errors(tmp_path):
+    """A command of another length than the checkpoint's goal, a checkpoint without a goal, and an
+    action policy that also reads the scene's goal are each one error."""
+    _saved_goal_policy(tmp_path)
+    short = write_agent_file(tmp_path / "short.txt", **_goals_agent_keys(InitGoalCommands=[c[:2] for c in COMMANDS]))
+    with pytest.raises(CheckpointError, match=r"src.ckpt: InitGoalCommands \[1.0, 0.0\] has 2 entries, the checkpoint's goal 3"):
+        RLWorld(ShapedEnv(6, 2), toy_args(short, "--init_model_files", tmp_path / "src.ckpt"))
+    both = write_agent_file(tmp_path / "both.txt", **_goals_agent_keys(InitGoalCommands=COMMANDS))
+    with pytest.raises(ConfigError, match="InitGoalCommands: the action policy's input must be the state and the goal's one-hot alone"):
+        RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(both, "--init_model_files", tmp_path / "src.ckpt"))
+    _saved_state_policy(tmp_path)
+    with pytest.raises(CheckpointError, match="InitGoalCommands needs a goal-conditioned policy's checkpoint"):
+        RLWorld(ShapedEnv(6, 2), toy_args(both, "--init_model_files", tmp_path / "src.ckpt"))
 
 
 def test_init_model_refuses_another_state(tmp_path):

@@ -57,6 +57,7 @@ import tensorflow as tf
 
 import util.mpi_util as mpi_util
 from env.env import Mode, Terminate
+from learning import checkpoint
 from learning.agents.pg_agent import input_spec
 from learning.agents.ppo_agent import PPOAgent
 from learning.configs.config import ConfigError
@@ -172,6 +173,20 @@ class GoalsAgent(PPOAgent):
         every goal as the same policy, whose transitions the inverse model cannot tell apart, so
         the stability reward would give the goals no reason to part."""
         return self.num_goals
+
+    def _init_tensors(self, tensors, source):
+        """InitGoalCommands: goal k starts as the checkpoint's goal-conditioned policy (and critic)
+        under command k (checkpoint.goal_commands_as_one_hot), so the goals start as behaviours
+        that policy knows instead of random perturbations of one."""
+        commands = self.config.init_goal_commands
+        if not commands:
+            return tensors
+        layers = self._first_layers()
+        if any(list(sizes) != [self.get_state_size(), self.num_goals] for sizes in layers.values()):
+            raise ConfigError("InitGoalCommands: the action policy's input must be the state and the goal's "
+                              "one-hot alone (ActionPolicyEnvGoal false, or a scene without a goal)")
+        return checkpoint.goal_commands_as_one_hot(tensors, list(layers), commands,
+                                                   self.config.goal_input_scale, source)
 
     def _goal_input_spec(self):
         return input_spec(self._goal_input_sizes())

@@ -114,6 +114,10 @@ class TFAgent(RLAgent):
         instead of zeros (GoalsAgent: its goal's one-hot, so that the goals start apart)."""
         return 0
 
+    def _init_tensors(self, tensors, source):
+        """The checkpoint's tensors as init_model copies them (GoalsAgent: InitGoalCommands)."""
+        return tensors
+
     def init_model(self, path):
         """--init_model_files: training starts from another agent's checkpoint, e.g. a shipped
         skill's for a policy whose input adds a goal to the same state. Variables of the same name
@@ -124,6 +128,7 @@ class TFAgent(RLAgent):
         their counts (new samples blend into them as after a load); what the checkpoint lacks keeps
         its initial value. Any other difference is a CheckpointError naming the variable."""
         prefix, tensors = checkpoint.read_current(path)
+        tensors = self._init_tensors(tensors, prefix)
         inputs = checkpoint.checkpoint_input_sizes(tensors)
         widen = {name: self._init_kept_inputs() for name, sizes in self._first_layers().items()
                  if list(sizes[:len(inputs)]) == inputs}

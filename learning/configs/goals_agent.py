@@ -46,6 +46,10 @@ class GoalsAgentConfig(PPOAgentConfig):
     # false: the scene's goal (a task's target) is the goal policy's input only, so the action
     # policy acts on its state and the chosen goal and cannot follow the task by itself
     action_policy_env_goal: bool = key("ActionPolicyEnvGoal", True)
+    # --init_model_files from a goal-conditioned policy (e.g. a heading task's): one command per
+    # goal, in the checkpoint's goal layout; goal k then starts as that policy under command k
+    # (learning/checkpoint.py, goal_commands_as_one_hot). Empty: the one-hot rows keep their draw.
+    init_goal_commands: tuple[tuple[float, ...], ...] = key("InitGoalCommands", ())
 
     def problems(self):
         yield from super().problems()
@@ -73,6 +77,11 @@ class GoalsAgentConfig(PPOAgentConfig):
                                   ("MotionPriorWeight", self.motion_prior_weight))
         if len(set(self.inverse_model_goal_inputs)) != len(self.inverse_model_goal_inputs):
             yield "InverseModelGoalInputs", f"names an entry twice: {list(self.inverse_model_goal_inputs)}"
+        commands = self.init_goal_commands
+        if commands and len(commands) != self.num_goals:
+            yield "InitGoalCommands", f"needs one command per goal (NumGoals {self.num_goals}), got {len(commands)}"
+        elif commands and (not commands[0] or len({len(c) for c in commands}) != 1):
+            yield "InitGoalCommands", f"commands must be non-empty and of one length, got {[list(c) for c in commands]}"
         if not self.train_action_policy and self.motion_prior_weight != 0:
             yield "MotionPriorWeight", (f"must be 0 when TrainActionPolicy is false (the frozen action policy "
                                         f"learns from no reward), got {self.motion_prior_weight}")
