@@ -284,6 +284,29 @@ def test_init_goal_commands_errors(tmp_path):
         RLWorld(ShapedEnv(6, 2), toy_args(both, "--init_model_files", tmp_path / "src.ckpt"))
 
 
+def test_init_model_starts_a_task_hierarchy_from_a_goal_free_one(tmp_path):
+    """A hierarchy trained on a scene without a goal, started (--init_model_files) on a task scene
+    with a 3-d goal, the action policy frozen and not reading the task's goal: every goal acts as
+    it did, and the goal policy, widened for the task's goal with zero rows, chooses as it did."""
+    keys = _goals_agent_keys(GoalInputScale=2.0)
+    src = RLWorld(ShapedEnv(6, 2), toy_args(write_agent_file(tmp_path / "src.txt", **keys))).agents[0]
+    src.s_norm.record(np.random.default_rng(1).normal(2, 3, (100, 6)))
+    src.s_norm.update()
+    src.save_model(str(tmp_path / "src.ckpt"))
+    task = write_agent_file(tmp_path / "task.txt", **{**keys, "TrainActionPolicy": False, "ActionPolicyEnvGoal": False,
+                                                      "MotionPriorWeight": 0})
+    dst = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(task, "--init_model_files", tmp_path / "src.ckpt")).agents[0]
+    assert not dst.goal_policy.variables["agent/goal/actor/0/dense/kernel"].numpy()[6:].any()
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        s, g = rng.normal(2, 3, size=6), rng.normal(size=3)
+        for goal in range(4):
+            src.goal_id = dst.goal_id = goal
+            np.testing.assert_allclose(dst.calc_action(s, g), src.calc_action(s, np.zeros(0)), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(dst.goal_policy.probs_np(dst._norm_inputs(s[None], g[None])),
+                                   src.goal_policy.probs_np(src._norm_inputs(s[None], np.zeros((1, 0)))), rtol=1e-5)
+
+
 def test_init_model_refuses_another_state(tmp_path):
     """A checkpoint of another state size is one error naming the file and the variable."""
     _saved_state_policy(tmp_path)

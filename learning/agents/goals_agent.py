@@ -65,7 +65,7 @@ from learning.configs.goals_agent import GoalsAgentConfig
 from learning.goals_util import (RewardHabituation, balanced_accuracy, goals_used, inverse_model_loss,
                                  relative_likelihood, softmax_np, stability_habituation_step, stability_reward)
 from learning.losses import critic_loss, ppo_clip_loss
-from learning.models.goal_policy import GoalPolicy
+from learning.models.goal_policy import GOAL_SCOPE, GoalPolicy
 from learning.models.inverse_model import InverseModel
 from learning.replay_buffer import Field
 from learning.rl_util import gae_lambda, normalize_advantages
@@ -168,11 +168,18 @@ class GoalsAgent(PPOAgent):
         sizes = self._goal_input_sizes() if self.config.action_policy_env_goal else [self.get_state_size()]
         return sizes + [self.num_goals]
 
-    def _init_kept_inputs(self):
-        """--init_model_files: the one-hot goal's rows keep their initial draw. Zero rows would start
-        every goal as the same policy, whose transitions the inverse model cannot tell apart, so
-        the stability reward would give the goals no reason to part."""
-        return self.num_goals
+    def _first_layers(self):
+        """The action policy's and critic's first layers, and the goal policy's: a hierarchy
+        started from another hierarchy's checkpoint on a task scene (--init_model_files) widens
+        the goal policy's for the task's goal (zero rows: it starts choosing as the checkpoint's)."""
+        goal_layers = {f"{GOAL_SCOPE}/{net}/0/dense/kernel": self._goal_input_sizes() for net in ("actor", "critic")}
+        return {**super()._first_layers(), **goal_layers}
+
+    def _init_kept_inputs(self, name):
+        """--init_model_files: the action policy's one-hot goal rows keep their initial draw. Zero
+        rows would start every goal as the same policy, whose transitions the inverse model cannot
+        tell apart, so the stability reward would give the goals no reason to part."""
+        return 0 if name.startswith(GOAL_SCOPE) else self.num_goals
 
     def _init_tensors(self, tensors, source):
         """InitGoalCommands: goal k starts as the checkpoint's goal-conditioned policy (and critic)
@@ -181,7 +188,7 @@ class GoalsAgent(PPOAgent):
         commands = self.config.init_goal_commands
         if not commands:
             return tensors
-        layers = self._first_layers()
+        layers = super()._first_layers()
         if any(list(sizes) != [self.get_state_size(), self.num_goals] for sizes in layers.values()):
             raise ConfigError("InitGoalCommands: the action policy's input must be the state and the goal's "
                               "one-hot alone (ActionPolicyEnvGoal false, or a scene without a goal)")

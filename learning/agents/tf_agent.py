@@ -109,9 +109,9 @@ class TFAgent(RLAgent):
         and the critic's)."""
         return {}
 
-    def _init_kept_inputs(self):
-        """How many rows, of the last inputs, a widened first layer keeps at its own initial draw
-        instead of zeros (GoalsAgent: its goal's one-hot, so that the goals start apart)."""
+    def _init_kept_inputs(self, name):
+        """How many rows, of the last inputs, the widened first layer `name` keeps at its own initial
+        draw instead of zeros (GoalsAgent: its action policy's goal one-hot, so that the goals start apart)."""
         return 0
 
     def _init_tensors(self, tensors, source):
@@ -130,7 +130,7 @@ class TFAgent(RLAgent):
         prefix, tensors = checkpoint.read_current(path)
         tensors = self._init_tensors(tensors, prefix)
         inputs = checkpoint.checkpoint_input_sizes(tensors)
-        widen = {name: self._init_kept_inputs() for name, sizes in self._first_layers().items()
+        widen = {name: self._init_kept_inputs(name) for name, sizes in self._first_layers().items()
                  if list(sizes[:len(inputs)]) == inputs}
         copied, widened, kept = checkpoint.init_variables(self._checkpoint_variables(), tensors, prefix, widen)
         norms = [scope for scope, norm in self._normalizers().items()
