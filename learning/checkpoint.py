@@ -223,22 +223,23 @@ def goal_commands_as_one_hot(tensors, kernels, commands, scale, source):
     holding its goal input at commands[k]. The checkpoint's first layer is
         h = W_s^T s_n + W_g^T g_n + b,   g_n = (g - mean_g) / std_g   (its goal normaliser),
     so a goal held at c_k adds the constant W_g^T g_n(c_k), which the one-hot input (scale at k)
-    adds when its row k is W_g^T g_n(c_k) / scale. Returns a copy of `tensors` whose named first-layer
-    kernels [S + G, H] become [S + K, H]; CheckpointError if the checkpoint has no goal or a
-    command's length is not its goal size."""
-    g_mean = tensors.get("agent/resource/g_norm/mean")
-    if g_mean is None or not g_mean.size:
+    adds when its row k is W_g^T g_n(c_k) / scale. kernels: {first-layer kernel name: its units H}.
+    Returns a copy of `tensors` whose named kernels [S + G, H] become [S + K, H]; CheckpointError if
+    the checkpoint has no goal, a command's length is not its goal size, or a kernel is missing or
+    of another shape."""
+    sizes = checkpoint_input_sizes(tensors)
+    if len(sizes) < 2:
         raise CheckpointError(f"{source}: InitGoalCommands needs a goal-conditioned policy's checkpoint (it has no goal)")
-    goal_size = g_mean.size
+    state_size, goal_size = sizes
     bad = [list(c) for c in commands if len(c) != goal_size]
     if bad:
         raise CheckpointError(f"{source}: InitGoalCommands {bad[0]} has {len(bad[0])} entries, the checkpoint's goal {goal_size}")
-    state_size = tensors["agent/resource/s_norm/mean"].size
+    g_mean = tensors["agent/resource/g_norm/mean"]
     g_std = checked_tensor(tensors, "agent/resource/g_norm/std", (goal_size,), source)
     commands_n = (np.asarray(commands, np.float64) - g_mean) / g_std
     out = dict(tensors)
-    for name in kernels:
-        kernel = checked_tensor(tensors, name, (state_size + goal_size, tensors[name].shape[1]), source)
+    for name, units in kernels.items():
+        kernel = checked_tensor(tensors, name, (state_size + goal_size, units), source)
         rows = commands_n @ kernel[state_size:].astype(np.float64) / scale
         out[name] = np.concatenate([kernel[:state_size], rows.astype(kernel.dtype)])
     return out

@@ -184,6 +184,13 @@ def _saved_state_policy(tmp_path):
     return src
 
 
+def _goals_agent_keys(**overrides):
+    keys = {k: v for k, v in json.loads((ROOT / "data/agents/ct_agent_goals.txt").read_text()).items()
+            if k.startswith(("Goal", "Inverse", "NumGoals", "Stability", "Reward", "Action", "MotionPrior"))}
+    return {**keys, "AgentType": "Goals", "GoalActorNet": SMALL_NET, "GoalCriticNet": SMALL_NET,
+            "InverseModelNet": SMALL_NET, **overrides}
+
+
 @pytest.mark.parametrize("agent_type", ["PPO", "Goals"])
 def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_path, agent_type):
     """--init_model_files: a policy whose input adds the scene's goal to the same state starts
@@ -192,12 +199,8 @@ def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_p
     to zero it too acts as the saved one. The state normaliser comes with its count, the goal's
     stays fresh, and what the checkpoint lacks (the goal policy, the inverse model) is no error."""
     src = _saved_state_policy(tmp_path)
-    extra = {}
-    if agent_type == "Goals":
-        extra = {k: v for k, v in json.loads((ROOT / "data/agents/ct_agent_goals.txt").read_text()).items()
-                 if k.startswith(("Goal", "Inverse", "NumGoals", "Stability", "Reward", "Action", "MotionPrior"))}
-        extra = {**extra, "GoalActorNet": SMALL_NET, "GoalCriticNet": SMALL_NET, "InverseModelNet": SMALL_NET}
-    agent_file = write_agent_file(tmp_path / "dst.txt", AgentType=agent_type, **extra)
+    keys = _goals_agent_keys() if agent_type == "Goals" else {"AgentType": agent_type}
+    agent_file = write_agent_file(tmp_path / "dst.txt", **keys)
     world = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(agent_file, "--init_model_files", tmp_path / "src.ckpt"))
     dst = world.agents[0]
     actor, critic = (dst.model.variables[f"agent/main/{net}/0/dense/kernel"] for net in ("actor", "critic"))
@@ -223,13 +226,6 @@ def test_init_model_starts_a_goal_conditioned_policy_from_a_state_only_one(tmp_p
         np.testing.assert_allclose(dst.model.critic_np(dst._decision_inputs(s, g)),
                                    src.model.critic_np(src._decision_inputs(s, np.zeros(0))), rtol=1e-5, atol=1e-6)
     assert dst.s_norm.count == 100 and dst.g_norm.count == 0
-
-
-def _goals_agent_keys(**overrides):
-    keys = {k: v for k, v in json.loads((ROOT / "data/agents/ct_agent_goals.txt").read_text()).items()
-            if k.startswith(("Goal", "Inverse", "NumGoals", "Stability", "Reward", "Action", "MotionPrior"))}
-    return {**keys, "AgentType": "Goals", "GoalActorNet": SMALL_NET, "GoalCriticNet": SMALL_NET,
-            "InverseModelNet": SMALL_NET, **overrides}
 
 
 COMMANDS = [[1.0, 0.0, 1.0], [1.0, 0.0, 3.5], [0.5, -0.87, 1.5], [0.5, 0.87, 1.5]]

@@ -156,9 +156,7 @@ class ArgParser:
         """A number; with at_least / above / at_most / finite, a value outside is an ArgError naming it."""
         value = self._scalar(key, default, required, _parse_float, "a number")
         if self.has_key(key):
-            self._check_range(key, value, at_least, above, finite)
-            if at_most is not None and value > at_most:
-                raise ArgError(f"{self.source(key)}: --{key} {value}: must be at most {at_most}")
+            self._check_range(key, value, at_least, above, finite, at_most)
         return value
 
     def parse_floats(self, key, default=(), required=False, count=None, finite=False):
@@ -171,13 +169,15 @@ class ArgParser:
                 self._check_range(key, value, None, None, finite)
         return values
 
-    def _check_range(self, key, value, at_least, above, finite):
+    def _check_range(self, key, value, at_least, above, finite, at_most=None):
         if finite and not math.isfinite(value):
             raise ArgError(f"{self.source(key)}: --{key} {value}: must be finite")
         if at_least is not None and value < at_least:
             raise ArgError(f"{self.source(key)}: --{key} {value}: must be >= {at_least}")
         if above is not None and not value > above:
             raise ArgError(f"{self.source(key)}: --{key} {value}: must be > {above}")
+        if at_most is not None and value > at_most:
+            raise ArgError(f"{self.source(key)}: --{key} {value}: must be at most {at_most}")
 
     def parse_bool(self, key, default=False, required=False):
         return self._scalar(key, default, required, _parse_bool, "true or false")

@@ -192,8 +192,9 @@ class GoalsAgent(PPOAgent):
         if any(list(sizes) != [self.get_state_size(), self.num_goals] for sizes in layers.values()):
             raise ConfigError("InitGoalCommands: the action policy's input must be the state and the goal's "
                               "one-hot alone (ActionPolicyEnvGoal false, or a scene without a goal)")
-        return checkpoint.goal_commands_as_one_hot(tensors, list(layers), commands,
-                                                   self.config.goal_input_scale, source)
+        variables = self._checkpoint_variables()
+        kernels = {name: variables[name].shape[1] for name in layers}
+        return checkpoint.goal_commands_as_one_hot(tensors, kernels, commands, self.config.goal_input_scale, source)
 
     def _goal_input_spec(self):
         return input_spec(self._goal_input_sizes())
