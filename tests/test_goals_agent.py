@@ -67,6 +67,7 @@ def make_world(tmp_path, *extra, seed=0, **overrides):
     ({"TrainActionPolicy": 0}, "TrainActionPolicy: expects true or false"),
     ({"TrainActionPolicys": False}, "TrainActionPolicys: unknown key"),
     ({"ActionPolicyEnvGoal": "no"}, "ActionPolicyEnvGoal: expects true or false"),
+    ({"GoalPolicyState": 0}, "GoalPolicyState: expects true or false"),
     ({"GoalInputScale": 0}, "GoalInputScale: must be > 0"),
     ({"TrainActionPolicy": False, "MotionPriorWeight": 0.5},
      "MotionPriorWeight: must be 0 when TrainActionPolicy is false"),
@@ -403,6 +404,39 @@ def test_the_action_policy_sees_the_scenes_goal_unless_told_not(tmp_path, env_go
     p1, p2 = (agent.goal_policy.probs_np(x) for x in inputs)
     assert not np.allclose(p1, p2)
     world.shutdown()
+
+
+@pytest.mark.parametrize("sees_state", [True, False])
+def test_the_goal_policy_sees_the_state_unless_told_not(tmp_path, sees_state):
+    """GoalPolicyState false: the goal policy's choice (actor and critic) depends on the scene's
+    goal alone, in acting and in its training batch; true (the default): on the state too."""
+    from tests.toy_env import ShapedEnv, toy_args
+    agent_file = write_agent(tmp_path / "agent.txt", GoalPolicyState=sees_state)
+    world = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(agent_file, "--output_path", tmp_path / "out"))
+    agent = world.agents[0]
+    first_rows = [v.shape[0] for k, v in agent.goal_policy.variables.items() if k.endswith("0/dense/kernel")]
+    assert first_rows == ([9, 9] if sees_state else [3, 3])
+    rng = np.random.default_rng(0)
+    s1, s2, g1, g2 = rng.normal(size=6), rng.normal(size=6), rng.normal(size=3), rng.normal(size=3)
+
+    def probs_and_value(s, g):
+        inputs = agent._goal_policy_inputs(np.asarray(s)[None], np.asarray(g)[None])
+        return agent.goal_policy.probs_np(inputs), agent._goal_critic_tf(tuple(inputs)).numpy()
+
+    for a, b in zip(probs_and_value(s1, g1), probs_and_value(s2, g1)):
+        assert np.allclose(a, b) is not sees_state
+    for a, b in zip(probs_and_value(s1, g1), probs_and_value(s1, g2)):
+        assert not np.allclose(a, b)
+    before = {k: v.numpy().copy() for k, v in agent.goal_policy.variables.items()}
+    run_until(world, 1)                              # a training step builds and learns from its goal batch
+    assert all(not np.array_equal(before[k], v.numpy()) for k, v in agent.goal_policy.variables.items())
+    world.shutdown()
+
+
+def test_a_goal_only_goal_policy_needs_a_scene_goal(tmp_path):
+    """GoalPolicyState false on a scene without a goal is one error naming the key and the scene."""
+    with pytest.raises(ConfigError, match="GoalPolicyState false: scene goals_point has no goal"):
+        make_world(tmp_path, GoalPolicyState=False)
 
 
 HUMANOID_ARGS = str(ROOT / "args/train_goals_humanoid3d_walk_args.txt")

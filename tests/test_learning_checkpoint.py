@@ -12,6 +12,7 @@ from learning.checkpoint import CheckpointError
 from learning.configs.config import ConfigError
 from learning.resume_state import read_resume_state
 from learning.rl_world import RLWorld
+from learning.tf_util import seed_rank
 from learning.tf_util import limit_tf_threads
 from tests.toy_env import SMALL_NET, PointMassEnv, ShapedEnv, register_small_net, toy_args, write_agent_file
 from util.paths import project_root
@@ -301,6 +302,29 @@ def test_init_model_starts_a_task_hierarchy_from_a_goal_free_one(tmp_path):
             np.testing.assert_allclose(dst.calc_action(s, g), src.calc_action(s, np.zeros(0)), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(dst.goal_policy.probs_np(dst._norm_inputs(s[None], g[None])),
                                    src.goal_policy.probs_np(src._norm_inputs(s[None], np.zeros((1, 0)))), rtol=1e-5)
+
+
+def test_init_model_starts_a_goal_only_goal_policy_afresh(tmp_path):
+    """GoalPolicyState false: started from a hierarchy whose goal policy saw the state, the goal
+    policy (which sees the task's goal alone) keeps its own initial draw, and every goal still acts
+    as it did."""
+    keys = _goals_agent_keys(GoalInputScale=2.0)
+    src = RLWorld(ShapedEnv(6, 2), toy_args(write_agent_file(tmp_path / "src.txt", **keys))).agents[0]
+    src.save_model(str(tmp_path / "src.ckpt"))
+    task_keys = {**keys, "TrainActionPolicy": False, "ActionPolicyEnvGoal": False, "MotionPriorWeight": 0,
+                 "GoalPolicyState": False}
+    task = write_agent_file(tmp_path / "task.txt", **task_keys)
+    seed_rank(3)
+    fresh = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(task)).agents[0]
+    seed_rank(3)
+    dst = RLWorld(ShapedEnv(6, 2, goal_size=3), toy_args(task, "--init_model_files", tmp_path / "src.ckpt")).agents[0]
+    assert dst.goal_policy.variables["agent/goal/actor/0/dense/kernel"].shape[0] == 3
+    for name, var in dst.goal_policy.variables.items():
+        np.testing.assert_array_equal(var.numpy(), fresh.goal_policy.variables[name].numpy(), err_msg=name)
+    s = np.random.default_rng(0).normal(size=6)
+    for goal in range(4):
+        src.goal_id = dst.goal_id = goal
+        np.testing.assert_allclose(dst.calc_action(s, np.ones(3)), src.calc_action(s, np.zeros(0)), rtol=1e-5, atol=1e-6)
 
 
 def test_init_model_refuses_another_state(tmp_path):

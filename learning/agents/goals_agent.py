@@ -3,7 +3,7 @@ model, habituation) as a sibling of PPO and AMP (AgentType "Goals").
 
 Three learners, each with its own MPI solver(s):
 - Goal policy (agent/goal/...): PPO over a categorical choice among NumGoals goals from the
-  state (and the env's goal, if any). It chooses at the first decision of an episode and then
+  state (and the env's goal, if any; GoalPolicyState false: from the env's goal alone). It chooses at the first decision of an episode and then
   every GoalSteps decisions; training samples draw from softmax(logits), test ones take argmax.
 - Action policy (agent/main/..., DeepMimic's actor-critic): PPO with a Gaussian actor whose input
   is [state, (env goal unless ActionPolicyEnvGoal is false), one-hot of the current goal]; rewarded by the stability reward plus
@@ -116,6 +116,9 @@ class GoalsAgent(PPOAgent):
         self.val_succ = w * env.get_reward_succ(i) / (1 - gamma)
         if not config.train_action_policy:
             self.need_normalizer_update = False     # the loaded normalisers are the frozen policy's
+        if not config.goal_policy_state and not self.has_goal():
+            raise ConfigError(f"GoalPolicyState false: scene {env.name} has no goal, so the goal policy "
+                              f"would see nothing")
         self.num_goals = config.num_goals
         self.local_goal_mini_batch_size = max(int(np.ceil(config.goal_mini_batch_size / mpi_util.size())), 1)
         self.stab_hab = np.ones(config.num_goals)
@@ -162,11 +165,18 @@ class GoalsAgent(PPOAgent):
                                            Field("stab_habs", (), np.float64), Field("reward_habs", (), np.float64)]
 
     def _goal_input_sizes(self):
-        return [self.get_state_size()] + ([self.get_goal_size()] if self.has_goal() else [])
+        """The goal policy's inputs: the state and the scene's goal (GoalPolicyState false: the goal)."""
+        goal = [self.get_goal_size()] if self.has_goal() else []
+        return goal if not self.config.goal_policy_state else [self.get_state_size()] + goal
 
     def _input_sizes(self):
-        sizes = self._goal_input_sizes() if self.config.action_policy_env_goal else [self.get_state_size()]
-        return sizes + [self.num_goals]
+        env_goal = self.has_goal() and self.config.action_policy_env_goal
+        return [self.get_state_size()] + ([self.get_goal_size()] if env_goal else []) + [self.num_goals]
+
+    def _goal_policy_inputs(self, states, env_goals):
+        """The goal policy's normalised inputs for batches of states and scene goals."""
+        inputs = self._norm_inputs(states, env_goals)
+        return inputs if self.config.goal_policy_state else inputs[1:]
 
     def _first_layers(self):
         """The action policy's and critic's first layers, and the goal policy's: a hierarchy
@@ -184,7 +194,10 @@ class GoalsAgent(PPOAgent):
     def _init_tensors(self, tensors, source):
         """InitGoalCommands: goal k starts as the checkpoint's goal-conditioned policy (and critic)
         under command k (checkpoint.goal_commands_as_one_hot), so the goals start as behaviours
-        that policy knows instead of random perturbations of one."""
+        that policy knows instead of random perturbations of one. GoalPolicyState false: the
+        checkpoint's goal policy, which saw the state, is not copied."""
+        if not self.config.goal_policy_state:
+            tensors = {name: t for name, t in tensors.items() if not name.startswith(GOAL_SCOPE + "/")}
         commands = self.config.init_goal_commands
         if not commands:
             return tensors
@@ -320,7 +333,7 @@ class GoalsAgent(PPOAgent):
         return self.enable_training and self.mode in (Mode.TRAIN, Mode.TRAIN_END)
 
     def _choose_goal(self, s, g):
-        probs = self.goal_policy.probs_np(self._norm_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
+        probs = self.goal_policy.probs_np(self._goal_policy_inputs(np.asarray(s)[None], np.asarray(g)[None]))[0]
         if self._is_training_step():
             goal = int(min(np.searchsorted(np.cumsum(probs), np.random.rand() * probs.sum()), self.num_goals - 1))
             self._stab_factor = float(self.stab_hab[goal])
@@ -457,7 +470,7 @@ class GoalsAgent(PPOAgent):
             seg_r = np.add.reduceat(step_r, starts)
             dec = steps[starts]
             state_slots = np.append(dec, slots[-1])
-            inputs = self._norm_inputs(buf.get("states", state_slots), buf.get("goals", state_slots))
+            inputs = self._goal_policy_inputs(buf.get("states", state_slots), buf.get("goals", state_slots))
             vals = self._goal_critic_tf(tuple(inputs)).numpy().astype(np.float64)
             if buf.terminate[slots[-1]] != int(Terminate.Null):
                 vals[-1] = 0.0
@@ -472,7 +485,7 @@ class GoalsAgent(PPOAgent):
     def _update_goal_policy(self, batch):
         cfg = self.config
         n = batch.goals.size
-        inputs = self._norm_inputs(batch.states, batch.env_goals)
+        inputs = self._goal_policy_inputs(batch.states, batch.env_goals)
         adv, _, _ = normalize_advantages(batch.advantages, cfg.norm_adv_clip)
         mini_batches = int(np.ceil(mpi_util.reduce_sum(n) / cfg.goal_mini_batch_size))
         size = self.local_goal_mini_batch_size

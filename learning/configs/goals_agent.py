@@ -50,6 +50,10 @@ class GoalsAgentConfig(PPOAgentConfig):
     # goal, in the checkpoint's goal layout; goal k then starts as that policy under command k
     # (learning/checkpoint.py, goal_commands_as_one_hot). Empty: the one-hot rows keep their draw.
     init_goal_commands: tuple[tuple[float, ...], ...] = key("InitGoalCommands", ())
+    # false: the goal policy (actor and critic) sees the scene's goal alone, not the state, so that
+    # on a task scene it maps the task's target to a goal without first learning which of the
+    # state's entries to ignore; started from a checkpoint (--init_model_files), it starts afresh
+    goal_policy_state: bool = key("GoalPolicyState", True)
 
     def problems(self):
         yield from super().problems()
