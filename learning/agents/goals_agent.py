@@ -3,8 +3,9 @@ model, habituation) as a sibling of PPO and AMP (AgentType "Goals").
 
 Three learners, each with its own MPI solver(s):
 - Goal policy (agent/goal/...): PPO over a categorical choice among NumGoals goals from the
-  state (and the env's goal, if any; GoalPolicyState false: from the env's goal alone). It chooses at the first decision of an episode and then
-  every GoalSteps decisions; training samples draw from softmax(logits), test ones take argmax.
+  state (and the env's goal, if any; GoalPolicyState false: from the env's goal alone). It
+  chooses at the first decision of an episode and then every GoalSteps decisions; training
+  samples draw from softmax(logits), test ones take argmax.
 - Action policy (agent/main/..., DeepMimic's actor-critic): PPO with a Gaussian actor whose input
   is [state, (env goal unless ActionPolicyEnvGoal is false), one-hot of the current goal]; rewarded by the stability reward plus
   MotionPriorWeight x the scene's reward (the motion prior).

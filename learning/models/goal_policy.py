@@ -1,5 +1,6 @@
 """The goal hierarchy's goal policy: a categorical actor over NumGoals goals and a critic, both over
-[normalised state, (normalised env goal)] (GoalPolicyState false: the env goal alone), in TF and as a numpy mirror (refresh_mirror).
+[normalised state, (normalised env goal)] (GoalPolicyState false: the env goal alone), in TF and
+as a numpy mirror (refresh_mirror).
 
 TF1 names: agent/goal/actor/{trunk}, agent/goal/actor/logits/{kernel,bias},
 agent/goal/critic/{trunk}, agent/goal/critic/dense/{kernel,bias}.
