@@ -12,8 +12,7 @@ from learning.checkpoint import CheckpointError
 from learning.configs.config import ConfigError
 from learning.resume_state import read_resume_state
 from learning.rl_world import RLWorld
-from learning.tf_util import seed_rank
-from learning.tf_util import limit_tf_threads
+from learning.tf_util import limit_tf_threads, seed_rank
 from tests.toy_env import SMALL_NET, PointMassEnv, ShapedEnv, register_small_net, toy_args, write_agent_file
 from util.paths import project_root
 
