@@ -16,8 +16,9 @@ BUDGET_TOLERANCE = 0.1      # compare --at: a point within 10% of a budget stand
 
 
 def read_resume(out):
-    """DIR's resume state (iteration, samples, wall hours) and "model": the checkpoint saved with
-    it (learning/resume_state.py: the previous one when a save was cut short); None when none."""
+    """DIR's resume state (iteration, samples, wall hours, the workers of the training that wrote it,
+    None in older states) and "model": the checkpoint saved with it (learning/resume_state.py: the
+    previous one when a save was cut short); None when none."""
     from learning.checkpoint import CheckpointError
     from learning.resume_state import paired_checkpoint
 
@@ -27,7 +28,9 @@ def read_resume(out):
         model, state = paired_checkpoint(Path(out) / MODEL_NAME)
     except CheckpointError as e:
         raise SystemExit(f"time_to_skill: {e}")
-    return {"model": model, **{k: float(state[k]) for k in ("iter", "total_sample_count", "wall_time")}}
+    workers = int(state["num_workers"]) if "num_workers" in state else None     # older states lack it
+    return {"model": model, "workers": workers,
+            **{k: float(state[k]) for k in ("iter", "total_sample_count", "wall_time")}}
 
 
 def log_rows_by_iter(out):

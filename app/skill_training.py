@@ -268,11 +268,12 @@ def add_point(cfg, curve, iteration, model):
     state = state if state and Path(state["model"]) == Path(model) else None
     samples = int(state["total_sample_count"]) if state else int(row["Samples"])
     hours = float(state["wall_time"]) if state else float(row["Wall_Time"])
+    workers = state["workers"] if state and state["workers"] else cfg.num_workers    # a checkpoint of an earlier leg
     crit = cfg.criterion
     print(f"evaluating iteration {iteration} ({samples:,} samples, {hours:.2f} h): {crit.episodes} episodes "
           f"of {crit.episode_time} s...", flush=True)
     ev = evaluate_checkpoint(cfg, model)
-    point = {"iteration": iteration, "samples": samples, "wall_hours": hours, "workers": cfg.num_workers,
+    point = {"iteration": iteration, "samples": samples, "wall_hours": hours, "workers": workers,
              "cores": os.cpu_count(), "evaluation": ev, "successes": sum(episode_successes(crit, ev)),
              "criterion_met": criterion_met(crit, ev),
              "checkpoint": str(model), **provenance(out, ROOT)}

@@ -122,6 +122,18 @@ def test_a_world_killed_between_the_two_writes_resumes_the_pair_saved_before(tmp
     assert "the run stopped while saving; resuming from iteration 3 with" in capsys.readouterr().out
 
 
+def test_the_resume_state_names_the_workers_that_trained_it(tmp_path, monkeypatch):
+    """The time-to-skill curve reads the worker count of the training that wrote the pair (a point
+    evaluated by a later leg with other workers keeps the training's); states without it read None."""
+    from app.skill_curve import read_resume
+
+    monkeypatch.setattr("util.mpi_util.size", lambda: 3)
+    saved_world(tmp_path)
+    assert read_resume(tmp_path / "out")["workers"] == 3
+    write_resume_state(tmp_path / "out" / "agent0_model.ckpt", {"iter": 3, "total_sample_count": 300, "wall_time": 0.1})
+    assert read_resume(tmp_path / "out")["workers"] is None
+
+
 def test_a_model_saved_over_the_pair_is_refused_in_one_line(tmp_path):
     """As a run killed between the two writes of a save that wrote the model first, alone: the
     checkpoint is newer than the resume state."""

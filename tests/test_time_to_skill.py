@@ -78,8 +78,9 @@ class FakeTrainer:
     and at the end (the model's one tensor is its iteration); `iteration_kill` is called after
     every iteration."""
 
-    def __init__(self, iteration_kill=None):
+    def __init__(self, iteration_kill=None, workers=1):
         self.iteration_kill = iteration_kill or KillAt()
+        self.workers = workers
 
     def __call__(self, cfg, target):
         prefix = Path(cfg.output) / MODEL_NAME
@@ -95,7 +96,8 @@ class FakeTrainer:
             self.iteration_kill.kill()
             if it % OUTPUT_ITERS == 0 or samples >= target:
                 write_checkpoint_and_resume_state(prefix, {"iter": np.array([it], np.int32)},
-                                                  {"iter": it, "total_sample_count": samples, "wall_time": it / 1e3})
+                                                  {"iter": it, "total_sample_count": samples, "wall_time": it / 1e3,
+                                                   "num_workers": self.workers})
         return 0
 
 
@@ -150,6 +152,23 @@ def test_a_run_killed_and_resumed_evaluates_each_iterations_checkpoint_once(tmp_
     assert points == curve["points"] and points[:len(before)] == before        # kept as they were
     assert_curve_without_gap_or_repeat(points, BATCH)
     assert [p["evaluation"]["model_iter"] for p in points] == [p["iteration"] for p in points]
+
+
+def test_a_point_evaluated_on_resume_names_the_workers_that_trained_it(tmp_path, monkeypatch):
+    """A 1-worker leg killed in its first evaluation, resumed with --num_workers 2: the point of the
+    1-worker checkpoint, evaluated by the 2-worker invocation, says 1 worker; the later ones 2."""
+    out = tmp_path / "run"
+    monkeypatch.setattr(time_to_skill, "criterion_met", lambda cfg, ev: False)
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt(1)))
+    with pytest.raises(Killed):
+        run(*load_or_start(bench_args(out)), train_fn=FakeTrainer(workers=1))
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
+    resumed = parse_args(["--arg_file", FAST_ARGS, "--output", str(out), "--num_workers", "2", "--eval_every",
+                          str(EVERY), "--max_samples", str(MAX_SAMPLES), "--episodes", "1", "--episode_time", "0.5",
+                          "--resume"])
+    run(*load_or_start(resumed), train_fn=FakeTrainer(workers=2))
+    points = json.loads((out / CURVE_NAME).read_text())["points"]
+    assert len(points) > 2 and [p["workers"] for p in points] == [1] + [2] * (len(points) - 1)
 
 
 def test_each_point_counts_its_successes_under_the_runs_criterion(tmp_path, monkeypatch, capsys):

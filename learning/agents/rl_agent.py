@@ -399,6 +399,7 @@ class RLAgent:
             "exp_rate": self.exp_params_curr.rate,
             "exp_noise": self.exp_params_curr.noise,
             "wall_time": (time.time() - self.start_time) / 3600,
+            "num_workers": mpi_util.size(),      # of the leg that wrote it: a curve point's provenance
             "train_return": self.train_return,
             "avg_test_return": self.avg_test_return,
             **{f"avg_test_tracking/{name}": val for name, val in self.test_metrics.averages.items()},
