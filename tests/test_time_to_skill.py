@@ -163,10 +163,7 @@ def test_a_point_evaluated_on_resume_names_the_workers_that_trained_it(tmp_path,
     with pytest.raises(Killed):
         run(*load_or_start(bench_args(out)), train_fn=FakeTrainer(workers=1))
     monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
-    resumed = parse_args(["--arg_file", FAST_ARGS, "--output", str(out), "--num_workers", "2", "--eval_every",
-                          str(EVERY), "--max_samples", str(MAX_SAMPLES), "--episodes", "1", "--episode_time", "0.5",
-                          "--resume"])
-    run(*load_or_start(resumed), train_fn=FakeTrainer(workers=2))
+    run(*load_or_start(bench_args(out, "--num_workers", "2", "--resume")), train_fn=FakeTrainer(workers=2))
     points = json.loads((out / CURVE_NAME).read_text())["points"]
     assert len(points) > 2 and [p["workers"] for p in points] == [1] + [2] * (len(points) - 1)
 
