@@ -48,3 +48,28 @@ def test_a_tiny_run_reports_a_curve_point(tmp_path, no_flat):
         [flat] = result["ppo"]["curve"]
         assert 2048 <= flat["samples"] < result["ppo"]["samples"] and flat["ppo_test_external_return"] >= 0
 
+
+
+def test_the_frozen_stage_takes_its_own_keys_and_reuses_the_first_stage(tmp_path):
+    run = tmp_path / "run"
+    common = ["--samples", "8192", "--frozen_from", "4096", "--episodes", "1", "--no_flat", "--output", str(run)]
+    main(common + ["--frozen_set", "GoalSteps=1", "--json", str(tmp_path / "a.json")])
+    assert json.loads((run / "goals" / "agent.txt").read_text())["GoalSteps"] == 5          # the file's
+    frozen = json.loads((run / "goals_frozen" / "agent.txt").read_text())
+    assert frozen["GoalSteps"] == 1 and frozen["TrainActionPolicy"] is False
+    stage1_log = (run / "goals" / "agent0_log.txt").read_text()
+
+    main(common + ["--frozen_set", "GoalSteps=2", "--reuse_stage1", "--json", str(tmp_path / "b.json")])
+    assert (run / "goals" / "agent0_log.txt").read_text() == stage1_log                    # not trained again
+    assert json.loads((run / "goals_frozen" / "agent.txt").read_text())["GoalSteps"] == 2
+    result = json.loads((tmp_path / "b.json").read_text())
+    assert result["stage1_reused"] and result["frozen_set"] == ["GoalSteps=2"]
+    assert result["goals"]["samples"] >= 8192
+
+
+def test_frozen_stage_options_need_a_frozen_stage(tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--frozen_set", "GoalSteps=1", "--output", str(tmp_path / "run"), "--json", str(tmp_path / "c.json")])
+    with pytest.raises(SystemExit, match="no first-stage checkpoint"):
+        main(["--samples", "4096", "--frozen_from", "2048", "--reuse_stage1", "--no_flat",
+              "--output", str(tmp_path / "none"), "--json", str(tmp_path / "d.json")])

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m tests.bench.goals_check [--samples 30000] [--seed 1] [--episodes 16]
         [--json docs/bench/goals_check.json] [--agent_set KEY=JSON ...] [--eval_at N ...] [--no_flat]
-        [--frozen_from N]
+        [--frozen_from N [--frozen_set KEY=JSON ...] [--reuse_stage1]]
 
 1. Trains AgentType Goals (data/agents/ct_agent_goals.txt, args/train_goals_goals_point_args.txt)
    for --samples samples, then a flat PPO agent with the same nets, steps, batch and exploration
@@ -21,7 +21,11 @@
 4. --frozen_from N: the hierarchy trains as its file says to N samples, then from that checkpoint
    its goal policy alone (TrainActionPolicy false, MotionPriorWeight 0: the action policy, the
    inverse model and the normalisers frozen) on the external reward, the sample count and the
-   exploration anneal going on, to --samples; --eval_at points fall in either stage.
+   exploration anneal going on, to --samples; --eval_at points fall in either stage. --frozen_set
+   KEY=JSON overrides a key of the agent file in that stage alone (e.g. GoalSteps: how often the
+   goal policy picks among the frozen skills). --reuse_stage1: the first stage's checkpoint and
+   log from an earlier run in the same --output (same seed and file) instead of training it again
+   (its --eval_at points are not re-measured).
 5. "goal_probe": --probe_episodes test episodes (mean actions) with the goals in turn, each for
    GoalSteps decisions: the inverse model's goal accuracy per goal (every goal weighs alike, so a
    goal policy that settles on one goal does not inflate it as it does the log's accuracy) and
@@ -138,6 +142,15 @@ def probe_goals(world, agent, episodes, seed, evaluate, np):
             "external_return": float(np.mean([st.mean_reward * st.num_decisions for st in stats]))}
 
 
+def set_keys(agent_data, items):
+    """The agent file's dict with each KEY=JSON of `items` set."""
+    agent_data = dict(agent_data)
+    for item in items:
+        name, _, value = item.partition("=")
+        agent_data[name] = json.loads(value)
+    return agent_data
+
+
 def goal_counts(chosen, num_goals):
     return [chosen.count(k) for k in range(num_goals)]
 
@@ -176,15 +189,18 @@ def main(argv=None):
     parser.add_argument("--frozen_from", type=int, default=0, metavar="N",
                         help="the hierarchy trains as its file says to N samples, then its goal policy alone "
                              "(TrainActionPolicy false, MotionPriorWeight 0) on the external reward to --samples")
+    parser.add_argument("--frozen_set", action="append", default=[], metavar="KEY=JSON",
+                        help="overrides a key of the agent file in the frozen stage alone")
+    parser.add_argument("--reuse_stage1", action="store_true",
+                        help="the first stage's checkpoint and log from an earlier run in --output")
     opts = parser.parse_args(argv)
+    if (opts.frozen_set or opts.reuse_stage1) and not opts.frozen_from:
+        parser.error("--frozen_set and --reuse_stage1 need --frozen_from")
 
     from learning.tf_util import limit_tf_threads
     limit_tf_threads()
     out = Path(opts.output)
-    goals_data = json.loads((ROOT / AGENT).read_text())
-    for item in opts.agent_set:
-        name, _, value = item.partition("=")
-        goals_data[name] = json.loads(value)
+    goals_data = set_keys(json.loads((ROOT / AGENT).read_text()), opts.agent_set)
     ppo_data = {"AgentType": "PPO", **{k: goals_data[k] for k in PPO_KEYS}}
 
     import numpy as np
@@ -206,16 +222,24 @@ def main(argv=None):
         curve[agent.total_sample_count]["ppo_test_external_return"] = ret
 
     stage_samples = opts.frozen_from or opts.samples
-    world, agent, goals_time, _, _ = train(goals_data, out / "goals", stage_samples, opts.seed, opts.eval_at,
-                                           goals_point)
-    rows = read_log(out / "goals" / "agent0_log.txt")
+    checkpoint = out / "goals" / "frozen_from.ckpt"
+    if opts.reuse_stage1:
+        if not Path(f"{checkpoint}.index").is_file():
+            sys.exit(f"--reuse_stage1: no first-stage checkpoint {checkpoint} (run once without it)")
+        rows, goals_time = read_log(out / "goals" / "agent0_log.txt"), 0.0
+        stage1_samples = int(rows[-1]["Samples"])
+    else:
+        world, agent, goals_time, _, _ = train(goals_data, out / "goals", stage_samples, opts.seed, opts.eval_at,
+                                               goals_point)
+        rows = read_log(out / "goals" / "agent0_log.txt")
+        stage1_samples = agent.total_sample_count
     if opts.frozen_from:
-        checkpoint = out / "goals" / "frozen_from.ckpt"
-        agent.save_model(str(checkpoint))
-        world.shutdown()
-        frozen_data = {**goals_data, "TrainActionPolicy": False, "MotionPriorWeight": 0}
+        if not opts.reuse_stage1:
+            agent.save_model(str(checkpoint))
+            world.shutdown()
+        frozen_data = set_keys({**goals_data, "TrainActionPolicy": False, "MotionPriorWeight": 0}, opts.frozen_set)
         world, agent, frozen_time, _, _ = train(frozen_data, out / "goals_frozen", opts.samples, opts.seed,
-                                                opts.eval_at, goals_point, checkpoint, agent.total_sample_count)
+                                                opts.eval_at, goals_point, checkpoint, stage1_samples)
         goals_time += frozen_time
         rows += read_log(out / "goals_frozen" / "agent0_log.txt")
     goals_return, chosen = run_eval(world, agent, opts.episodes, opts.seed, evaluate, np)
@@ -242,7 +266,8 @@ def main(argv=None):
     acc = float(np.mean([r["InvModel_Goal_Acc"] for r in last]))
     result = {
         "samples": opts.samples, "seed": opts.seed, "agent_set": opts.agent_set, "episodes": opts.episodes,
-        "frozen_from": opts.frozen_from or None,
+        "frozen_from": opts.frozen_from or None, "frozen_set": opts.frozen_set,
+        "stage1_reused": opts.reuse_stage1,
         "num_goals": num_goals,
         "goals": {"samples": goals_samples, "iterations": len(rows), "train_seconds": round(goals_time, 1),
                   "inverse_goal_acc_last3": acc, "chance": 1 / num_goals,
