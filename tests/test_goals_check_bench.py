@@ -49,7 +49,6 @@ def test_a_tiny_run_reports_a_curve_point(tmp_path, no_flat):
         assert 2048 <= flat["samples"] < result["ppo"]["samples"] and flat["ppo_test_external_return"] >= 0
 
 
-
 def test_the_frozen_stage_takes_its_own_keys_and_reuses_the_first_stage(tmp_path):
     run = tmp_path / "run"
     common = ["--samples", "8192", "--frozen_from", "4096", "--episodes", "1", "--no_flat", "--output", str(run)]

@@ -43,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
+from tests.bench.learning_check import parse_agent_set  # noqa: E402
+
 ARGS = "args/train_goals_goals_point_args.txt"
 AGENT = "data/agents/ct_agent_goals.txt"
 PPO_KEYS = ("ActorNet", "ActorStepsize", "ActorMomentum", "ActorWeightDecay", "ActorInitOutputScale", "CriticNet",
@@ -142,15 +144,6 @@ def probe_goals(world, agent, episodes, seed, evaluate, np):
             "external_return": float(np.mean([st.mean_reward * st.num_decisions for st in stats]))}
 
 
-def set_keys(agent_data, items):
-    """The agent file's dict with each KEY=JSON of `items` set."""
-    agent_data = dict(agent_data)
-    for item in items:
-        name, _, value = item.partition("=")
-        agent_data[name] = json.loads(value)
-    return agent_data
-
-
 def goal_counts(chosen, num_goals):
     return [chosen.count(k) for k in range(num_goals)]
 
@@ -200,7 +193,9 @@ def main(argv=None):
     from learning.tf_util import limit_tf_threads
     limit_tf_threads()
     out = Path(opts.output)
-    goals_data = set_keys(json.loads((ROOT / AGENT).read_text()), opts.agent_set)
+    goals_data = {**json.loads((ROOT / AGENT).read_text()), **parse_agent_set(opts.agent_set)}
+    frozen_data = {**goals_data, "TrainActionPolicy": False, "MotionPriorWeight": 0,
+                   **parse_agent_set(opts.frozen_set, "--frozen_set")}
     ppo_data = {"AgentType": "PPO", **{k: goals_data[k] for k in PPO_KEYS}}
 
     import numpy as np
@@ -233,11 +228,10 @@ def main(argv=None):
                                                goals_point)
         rows = read_log(out / "goals" / "agent0_log.txt")
         stage1_samples = agent.total_sample_count
-    if opts.frozen_from:
-        if not opts.reuse_stage1:
+        if opts.frozen_from:
             agent.save_model(str(checkpoint))
             world.shutdown()
-        frozen_data = set_keys({**goals_data, "TrainActionPolicy": False, "MotionPriorWeight": 0}, opts.frozen_set)
+    if opts.frozen_from:
         world, agent, frozen_time, _, _ = train(frozen_data, out / "goals_frozen", opts.samples, opts.seed,
                                                 opts.eval_at, goals_point, checkpoint, stage1_samples)
         goals_time += frozen_time

@@ -222,18 +222,25 @@ def train_or_reuse(args, out_dir, agent_args):
     return training
 
 
+def parse_agent_set(items, flag="--agent_set"):
+    """{key: value} of KEY=JSON items (agent-file overrides); a malformed item exits with one line."""
+    overrides = {}
+    for item in items:
+        json_key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"{flag} {item!r}: expected KEY=JSON")
+        try:
+            overrides[json_key] = json.loads(value)
+        except json.JSONDecodeError:
+            raise SystemExit(f"{flag} {item!r}: {value!r} is not JSON") from None
+    return overrides
+
+
 def run_check(args, out_dir, worker_module, log_columns=LOG_COLUMNS, evaluate_fn=evaluate_policies):
     """Trains (unless eval_only) and evaluates; {config, training, evaluation}."""
     overrides = {json_key: getattr(args, flag) for flag, json_key in STEPSIZE_KEYS.items()
                  if getattr(args, flag) is not None}
-    for item in args.agent_set:
-        json_key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--agent_set {item!r}: expected KEY=JSON")
-        try:
-            overrides[json_key] = json.loads(value)
-        except json.JSONDecodeError:
-            raise SystemExit(f"--agent_set {item!r}: {value!r} is not JSON") from None
+    overrides.update(parse_agent_set(args.agent_set))
     agent_args = write_agent_copy(args.arg_file, overrides, out_dir)
     training = train_or_reuse(args, out_dir, agent_args)
     training.update(training_summary(read_log(Path(out_dir) / LOG_NAME), training["wall_s"], log_columns))
