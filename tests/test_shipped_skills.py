@@ -2,7 +2,8 @@
 (app/skill_package.py) and a run_ args file that plays its checkpoint; (slow) each plays one
 test episode of 20 s without a fall and within the body position bound it was shipped under. A clip
 that does not loop (punch, kick, the get-ups) ends its episode with the clip, before 20 s: such an
-episode counts as run to its end, as the criterion counts it."""
+episode counts as run to its end, as the criterion counts it. A skill whose scene resets from
+DeepMimic's clips that do not ship (the goal hierarchy's heading skill) plays after `make data-extra`."""
 import hashlib
 import json
 from pathlib import Path
@@ -61,7 +62,12 @@ def test_each_shipped_skill_plays_20_s_without_a_fall(package):
     from app.evaluate import evaluate
 
     meta = json.loads((package / PACKAGE_METADATA).read_text())
-    world = load_world(["--arg_file", str(ROOT / shipped_run_args(meta)), "--rand_seed", "1000"])
+    try:
+        world = load_world(["--arg_file", str(ROOT / shipped_run_args(meta)), "--rand_seed", "1000"])
+    except FileNotFoundError as err:    # a skill on DeepMimic's clips that do not ship (the heading data)
+        if "`make data-extra` downloads it" not in str(err):
+            raise
+        pytest.skip(f"needs `make data-extra`: {err}")
     try:
         (stats,) = evaluate(world, 1, max_episode_time=20.0)
     finally:
