@@ -12,6 +12,7 @@ import pytest
 
 from app.skill_config import MODEL_NAME, PACKAGE_METADATA
 from app.skill_package import shipped_run_args
+from util.paths import ExtraDataNotFound
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p for p in (ROOT / "data/policies").glob("*_trained") if p.is_dir())
@@ -64,9 +65,7 @@ def test_each_shipped_skill_plays_20_s_without_a_fall(package):
     meta = json.loads((package / PACKAGE_METADATA).read_text())
     try:
         world = load_world(["--arg_file", str(ROOT / shipped_run_args(meta)), "--rand_seed", "1000"])
-    except FileNotFoundError as err:    # a skill on DeepMimic's clips that do not ship (the heading data)
-        if "`make data-extra` downloads it" not in str(err):
-            raise
+    except ExtraDataNotFound as err:    # a skill on DeepMimic's clips that do not ship (the heading data)
         pytest.skip(f"needs `make data-extra`: {err}")
     try:
         (stats,) = evaluate(world, 1, max_episode_time=20.0)

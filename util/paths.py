@@ -8,6 +8,11 @@ import pybullet_data
 EXTRA_MOTION_DIRS = ("sie", "amass", "long")
 
 
+class ExtraDataNotFound(FileNotFoundError):
+    """A clip of DeepMimic's that does not ship with the project and has not been fetched
+    (`make data-extra`)."""
+
+
 def project_root():
     return Path(__file__).resolve().parent.parent
 
@@ -21,7 +26,7 @@ def resolve_data_path(path):
             return candidate.resolve()
     places = ", ".join(str(c.parent.resolve()) for c in candidates[1:])
     if is_extra_data(path):
-        raise FileNotFoundError(f"data file not found: {path} (not shipped with the project: "
+        raise ExtraDataNotFound(f"data file not found: {path} (not shipped with the project: "
                                 "`make data-extra` downloads it, see data/README.md)")
     raise FileNotFoundError(f"data file not found: {path} (looked in the working directory, {places})")
 

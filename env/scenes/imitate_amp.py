@@ -79,7 +79,7 @@ class MotionSet:
             try:
                 motions.append(Motion.load(clip, char_desc))
             except FileNotFoundError as err:
-                raise FileNotFoundError(f"{resolved}: Motions[{i}]: {err}") from None
+                raise type(err)(f"{resolved}: Motions[{i}]: {err}") from None     # ExtraDataNotFound stays so
             weights.append(weight)
         return cls(motions, weights)
 
