@@ -135,6 +135,15 @@ def filter_rank_stderr(lines):
         yield from held
 
 
+def say(line, end="\n"):
+    """A line on stderr that cannot stop this process: a parent that died (its pipe closed) must
+    not keep the ranks from hearing a stop signal or this process from waiting for them."""
+    try:
+        print(line, end=end, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
 def run_mpiexec(cmd):
     """Runs mpiexec in a session of its own, so a terminal's Ctrl-C reaches this process only.
     The first SIGINT / SIGTERM is passed on as SIGUSR1 (mpiexec forwards it to every rank: they
@@ -146,20 +155,19 @@ def run_mpiexec(cmd):
     received = []
 
     def on_signal(signum, frame):
-        if received:
-            print("mpi_run.py: stopping now", file=sys.stderr, flush=True)
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            print(f"mpi_run.py: {signal.Signals(signum).name}: every rank stops after the current iteration "
-                  "and writes its checkpoint (again to stop now)", file=sys.stderr, flush=True)
-            proc.send_signal(signal.SIGUSR1)
         received.append(signum)
+        if len(received) > 1:
+            os.killpg(proc.pid, signal.SIGKILL)
+            say("mpi_run.py: stopping now")
+        else:
+            proc.send_signal(signal.SIGUSR1)
+            say(f"mpi_run.py: {signal.Signals(signum).name}: every rank stops after the current iteration "
+                "and writes its checkpoint (again to stop now)")
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         for line in filter_rank_stderr(proc.stderr):
-            sys.stderr.write(line)
-            sys.stderr.flush()
+            say(line, end="")
         returncode = proc.wait()
     finally:
         for sig, handler in previous.items():

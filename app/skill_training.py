@@ -96,6 +96,7 @@ def main(argv=None):
         return compare_main(argv)
     args = parse_args(argv, __doc__.split("\n")[0])
     configure_process_env()   # after --help and bad options, which need no TensorFlow
+    stop_on_signals()
     cfg, curve = load_or_start(args)
     ship_dir, ship_args_dir = (ROOT / args.ship_dir, ROOT / args.ship_args_dir)
     try:
@@ -113,6 +114,17 @@ def main(argv=None):
               f"{Path(cfg.output) / CURVE_NAME}; rerun with --resume to go on", flush=True)
         return 130
     return 0
+
+
+def stop_on_signals():
+    """SIGTERM and SIGHUP (a closed terminal) stop the run as Ctrl-C does: the training child is
+    told to stop after its iteration and waited for (run_logged), and the curve is kept."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop_as_ctrl_c)
+
+
+def _stop_as_ctrl_c(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def run(cfg, curve, train_fn=None):
@@ -168,20 +180,36 @@ def train_chunk(cfg, target_samples):
     if state:
         cmd += ["--resume", "true"]
     print(f"training to {int(target_samples):,} samples: {' '.join(cmd[1:])}", flush=True)
-    with open(out / "train_stdout.txt", "a") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE if cfg.echo else log,
-                                stderr=subprocess.STDOUT, text=True, preexec_fn=_die_with_parent)
+    return run_logged(cmd, out / "train_stdout.txt", cfg.echo)
+
+
+def run_logged(cmd, log_path, echo, poll_seconds=0.2):
+    """Runs the training child with its stdout and stderr appended to log_path; its exit code.
+    The child never writes to this process, so it outlives this process cleanly: when this process
+    dies (even by SIGKILL) the child gets SIGTERM (_die_with_parent) and still has its log to say
+    so while it stops after its iteration with a final checkpoint (a pipe to a dead parent would
+    fail its first write). With echo (the skill command) this process prints the log's new lines as
+    they come. Ctrl-C or SIGTERM here (main) is passed on as SIGINT, and the child is waited for."""
+    with open(log_path, "a") as log, open(log_path) as follow:
+        follow.seek(0, os.SEEK_END)
+
+        def echo_new_lines():
+            if echo:
+                print(follow.read(), end="", flush=True)
+
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=log, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=_die_with_parent)
         try:
-            if cfg.echo:             # the skill command: the optimizer's progress lines here too
-                for line in proc.stdout:
-                    log.write(line)
-                    log.flush()
-                    print(line, end="", flush=True)
-            return proc.wait()
+            while proc.poll() is None:
+                echo_new_lines()
+                time.sleep(poll_seconds)
         except KeyboardInterrupt:
             proc.send_signal(signal.SIGINT)       # the optimizer saves after its current iteration
             proc.wait()
+            echo_new_lines()
             raise
+        echo_new_lines()
+        return proc.returncode
 
 
 def start_from_package(cfg, curve):
