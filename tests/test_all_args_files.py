@@ -15,7 +15,9 @@ from app.build import build_world
 from app.rollout import WorldEvent, update_world
 from util.arg_parser import load_args
 from util.entry_keys import ENTRY_POINT_KEYS
-from util.paths import is_extra_data, project_root, resolve_data_path
+from env.anim.character import CharacterDesc
+from env.scenes.imitate_amp import MotionSet
+from util.paths import ExtraDataNotFound, is_extra_data, project_root, resolve_data_path
 
 ARG_FILES = sorted((project_root() / "args").glob("*.txt"))
 FRAMES = 2
@@ -98,3 +100,12 @@ def test_sie_clip_absent_fails_with_one_line(tmp_path):
     dataset = project_root() / "data/datasets/humanoid3d_clips_locomotion.txt"
     assert str(err.value) == (f"{dataset}: Motions[1]: data file not found: {clip} (not shipped with the project: "
                               "`make data-extra` downloads it, see data/README.md)")
+
+
+def test_a_dataset_naming_an_unfetched_clip_raises_extra_data_not_found(tmp_path):
+    """The type survives the dataset's message (the slow suite skips on it, before `make data-extra`)."""
+    dataset = tmp_path / "dataset.txt"
+    dataset.write_text(json.dumps({"Motions": [{"File": "data/motions/sie/no_such_clip.txt", "Weight": 1}]}))
+    with pytest.raises(ExtraDataNotFound, match=r"dataset.txt: Motions\[0\]: data file not found: "
+                                                 r"data/motions/sie/no_such_clip.txt \(not shipped"):
+        MotionSet.load(str(dataset), CharacterDesc.load("data/characters/humanoid3d.txt"))
