@@ -47,6 +47,7 @@ from tests.bench.learning_check import parse_agent_set  # noqa: E402
 
 ARGS = "args/train_goals_goals_point_args.txt"
 AGENT = "data/agents/ct_agent_goals.txt"
+TEST_START_SEED = 10_000     # test episodes start from default_rng(TEST_START_SEED + --seed): the same for every agent
 PPO_KEYS = ("ActorNet", "ActorStepsize", "ActorMomentum", "ActorWeightDecay", "ActorInitOutputScale", "CriticNet",
             "CriticStepsize", "CriticMomentum", "CriticWeightDecay", "Discount", "BatchSize", "MiniBatchSize",
             "Epochs", "ReplayBufferSize", "InitSamples", "NormalizerSamples", "RatioClip", "NormAdvClip",
@@ -93,7 +94,7 @@ def train(agent_data, out_dir, samples, seed, eval_at=(), on_eval=None, model_fi
 
 def run_eval(world, agent, episodes, seed, evaluate, np):
     train_rng = world.env.rng
-    world.env.rng = np.random.default_rng(10_000 + seed)     # the same starts for both agents
+    world.env.rng = np.random.default_rng(TEST_START_SEED + seed)     # the same starts for both agents
     chosen = []
     if hasattr(agent, "_choose_goal"):
         choose = agent._choose_goal
@@ -115,7 +116,7 @@ def probe_goals(world, agent, episodes, seed, evaluate, np):
     transitions (chance 1 / NumGoals; unlike the log's accuracy every goal weighs alike, used by the
     goal policy or not) and the external return per episode of that goal sequence."""
     train_rng = world.env.rng
-    world.env.rng = np.random.default_rng(10_000 + seed)
+    world.env.rng = np.random.default_rng(TEST_START_SEED + seed)
     n, decide = agent.num_goals, agent._decide_action
     episodes_steps, segment = [], [0]
 
