@@ -65,7 +65,9 @@ def play(agent_dir, episodes, seed):
         rewards, speeds = zip(*steps[at:at + n])
         at += n
         split = split_episode(list(rewards), list(speeds))
-        assert abs(split["return"] - ret) < 1e-6 * max(1.0, abs(ret)), (split["return"], ret)
+        if abs(split["return"] - ret) > 1e-6 * max(1.0, abs(ret)):
+            raise RuntimeError(f"{agent_dir}: the recorded rewards sum to {split['return']}, the episode's return "
+                               f"is {ret}: the rewards and the episodes are out of step")
         splits.append(split)
     return splits
 
