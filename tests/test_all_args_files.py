@@ -13,10 +13,10 @@ import pytest
 
 from app.build import build_world
 from app.rollout import WorldEvent, update_world
-from util.arg_parser import load_args
-from util.entry_keys import ENTRY_POINT_KEYS
 from env.anim.character import CharacterDesc
 from env.scenes.imitate_amp import MotionSet
+from util.arg_parser import load_args
+from util.entry_keys import ENTRY_POINT_KEYS
 from util.paths import ExtraDataNotFound, is_extra_data, project_root, resolve_data_path
 
 ARG_FILES = sorted((project_root() / "args").glob("*.txt"))

@@ -47,7 +47,7 @@ from tests.bench.learning_check import parse_agent_set  # noqa: E402
 
 ARGS = "args/train_goals_goals_point_args.txt"
 AGENT = "data/agents/ct_agent_goals.txt"
-TEST_START_SEED = 10_000     # test episodes start from default_rng(TEST_START_SEED + --seed): the same for every agent
+TEST_START_SEED = 10_000     # play_test_episodes start from default_rng(TEST_START_SEED + --seed): the same for every agent
 PPO_KEYS = ("ActorNet", "ActorStepsize", "ActorMomentum", "ActorWeightDecay", "ActorInitOutputScale", "CriticNet",
             "CriticStepsize", "CriticMomentum", "CriticWeightDecay", "Discount", "BatchSize", "MiniBatchSize",
             "Epochs", "ReplayBufferSize", "InitSamples", "NormalizerSamples", "RatioClip", "NormAdvClip",
@@ -92,9 +92,11 @@ def train(agent_data, out_dir, samples, seed, eval_at=(), on_eval=None, model_fi
     return world, agent, train_time, evaluate, np
 
 
-def run_eval(world, agent, episodes, seed, evaluate, np):
+def play_test_episodes(world, agent, episodes, seed, evaluate, np):
+    """(each episode's stats, the goals chosen) of `episodes` test episodes from the starts every
+    agent gets for `seed`; the env's training generator is put back after."""
     train_rng = world.env.rng
-    world.env.rng = np.random.default_rng(TEST_START_SEED + seed)     # the same starts for both agents
+    world.env.rng = np.random.default_rng(TEST_START_SEED + seed)
     chosen = []
     if hasattr(agent, "_choose_goal"):
         choose = agent._choose_goal
@@ -106,8 +108,13 @@ def run_eval(world, agent, episodes, seed, evaluate, np):
     stats = evaluate(world, episodes)
     agent.__dict__.pop("_choose_goal", None)
     world.env.rng = train_rng
-    returns = [s.mean_reward * s.num_decisions for s in stats]
-    return float(np.mean(returns)), chosen
+    return stats, chosen
+
+
+def run_eval(world, agent, episodes, seed, evaluate, np):
+    """(mean external return per test episode, the goals chosen) on play_test_episodes' starts."""
+    stats, chosen = play_test_episodes(world, agent, episodes, seed, evaluate, np)
+    return float(np.mean([s.mean_reward * s.num_decisions for s in stats])), chosen
 
 
 def probe_goals(world, agent, episodes, seed, evaluate, np):

@@ -40,7 +40,7 @@ def play(agent_dir, episodes, seed):
     """The per-episode splits of the agent trained in agent_dir, on goals_check's test starts."""
     import numpy as np
 
-    from tests.bench.goals_check import TEST_START_SEED, train
+    from tests.bench.goals_check import play_test_episodes, train
     from app.evaluate import evaluate
 
     agent_dir = Path(agent_dir)
@@ -55,13 +55,10 @@ def play(agent_dir, episodes, seed):
             s = agent.env.record_state(agent.id)       # [x, z, vx, vz] after the decision's updates
             steps.append((agent.path.rewards[-1], float(np.hypot(s[2], s[3]))))
         agent._record_reward = recording
-        episode_returns = []
-        world.env.rng = np.random.default_rng(TEST_START_SEED + seed)
-        for stats in evaluate(world, episodes):
-            episode_returns.append((stats.num_decisions, stats.mean_reward * stats.num_decisions))
+        stats, _ = play_test_episodes(world, agent, episodes, seed, evaluate, np)
         world.shutdown()
     splits, at = [], 0
-    for n, ret in episode_returns:
+    for n, ret in ((st.num_decisions, st.mean_reward * st.num_decisions) for st in stats):
         rewards, speeds = zip(*steps[at:at + n])
         at += n
         split = split_episode(list(rewards), list(speeds))
@@ -73,9 +70,10 @@ def play(agent_dir, episodes, seed):
 
 
 def mean_split(splits):
-    keys = ("return", "arrival", "travel_loss", "hold_loss", "hold_speed")
-    return {k: float(sum(s[k] for s in splits if s[k] is not None) / max(1, sum(s[k] is not None for s in splits)))
-            for k in keys}
+    """The episodes' means; hold_speed over the episodes that arrived (None if none did)."""
+    speeds = [s["hold_speed"] for s in splits if s["hold_speed"] is not None]
+    means = {k: sum(s[k] for s in splits) / len(splits) for k in ("return", "arrival", "travel_loss", "hold_loss")}
+    return {**means, "hold_speed": sum(speeds) / len(speeds) if speeds else None}
 
 
 def main(argv=None):
@@ -101,9 +99,9 @@ def main(argv=None):
         splits = play(path, opts.episodes, opts.seed)
         result["agents"][name] = {"dir": str(path), "mean": mean_split(splits), "episodes": splits}
         m = result["agents"][name]["mean"]
+        speed = "-" if m["hold_speed"] is None else f"{m['hold_speed']:.2f} m/s"
         print(f"{name}: return {m['return']:.2f} | arrival {m['arrival']:.1f} decisions | travel loss "
-              f"{m['travel_loss']:.2f} | hold loss {m['hold_loss']:.2f} | hold speed {m['hold_speed']:.2f} m/s",
-              flush=True)
+              f"{m['travel_loss']:.2f} | hold loss {m['hold_loss']:.2f} | hold speed {speed}", flush=True)
     if opts.json:
         from util.atomic_write import write_json
         write_json(opts.json, result)
