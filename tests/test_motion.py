@@ -272,3 +272,50 @@ def test_calc_frames_is_calc_frame_at_each_time(walk, tmp_path, desc):
     once = Motion.load(path, desc)
     np.testing.assert_array_equal(once.calc_frames(times), np.stack([once.calc_frame(t) for t in times]))
     np.testing.assert_array_equal(once.calc_vels(times), np.stack([once.calc_vel(t) for t in times]))
+
+
+def gaussian_mean(values, center, sigma, wrap):
+    """The smoothing's definition by hand: weights exp(-k^2 / 2 sigma^2) for |k| <= ceil(3 sigma)."""
+    n, radius = len(values), int(np.ceil(3 * sigma))
+    ks = np.arange(-radius, radius + 1)
+    w = np.exp(-0.5 * (ks / sigma) ** 2)
+    idx = (center + ks) % n if wrap else np.clip(center + ks, 0, n - 1)
+    return float(np.sum(w * values[idx]) / np.sum(w))
+
+
+@pytest.mark.parametrize("loop", ["wrap", "none"])
+def test_vel_smoothing_is_a_gaussian_mean_of_the_finite_differences(tmp_path, desc, loop):
+    """A knee that zigzags (frame angles 0, 0.2, 0, 0.2, ...): raw differences flip between +6 and
+    -6 rad/s; smoothed, each keyframe's rate is the Gaussian-weighted mean of the differences around
+    it (a cycle for a wrap clip, the end differences repeated for a none clip), the last keyframe a
+    copy of the one before, and a steady root drift unchanged."""
+    n, dt = 12, 1.0 / 30.0
+    frames = [(dt, make_pose((0.1 * i, 0.9, 0), knee=0.2 * (i % 2))) for i in range(n)]
+    path = write_clip(tmp_path, frames, loop)
+    raw, smooth = Motion.load(path, desc), Motion.load(path, desc, vel_smoothing=1.5)
+    diffs = raw.vel_frames[:-1, R_KNEE_DOF]
+    np.testing.assert_allclose(np.abs(diffs), 6.0, rtol=1e-9)
+    for f in range(n - 1):
+        assert smooth.vel_frames[f, R_KNEE_DOF] == pytest.approx(gaussian_mean(diffs, f, 1.5, loop == "wrap"), abs=1e-9)
+    assert smooth.vel_frames[-1, R_KNEE_DOF] == smooth.vel_frames[-2, R_KNEE_DOF]
+    assert np.max(np.abs(smooth.vel_frames[3:-4, R_KNEE_DOF])) < 0.5      # away from a none clip's ends
+    np.testing.assert_allclose(smooth.vel_frames[:, 0], 3.0, rtol=1e-9)     # 0.1 m per frame at 30 Hz
+    np.testing.assert_array_equal(Motion.load(path, desc, vel_smoothing=0.0).vel_frames, raw.vel_frames)
+
+
+def test_ref_vel_smoothing_reaches_the_reset(tmp_path):
+    """imitate's --ref_vel_smoothing: the clip the scene plays has smoothed velocities, and the
+    character reset from it starts with them; a negative value is one line naming the key."""
+    from env.deepmimic_env import DeepMimicEnv
+    from util.arg_parser import ArgError, load_args
+    base = ["--arg_file", "args/train_humanoid3d_kick_args.txt"]
+    env = DeepMimicEnv(load_args(base + ["--ref_vel_smoothing", "2"]), seed=3)
+    desc = env.char_desc
+    expected = Motion.load(env.motion_file, desc, vel_smoothing=2.0)
+    np.testing.assert_array_equal(env.motion.vel_frames, expected.vel_frames)
+    env.reset()
+    _, vel = env.sim_char.get_state()
+    ref = expected.calc_vel(env.kin_char.time)
+    np.testing.assert_allclose(vel[6:], ref[6:], atol=1e-6)
+    with pytest.raises(ArgError, match="--ref_vel_smoothing -1"):
+        DeepMimicEnv(load_args(base + ["--ref_vel_smoothing", "-1"]), seed=3)

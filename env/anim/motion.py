@@ -15,6 +15,13 @@ Velocities (DeepMimic's): keyframe f gets the finite difference from frame f to 
 frame f's duration (the last keyframe copies the one before); calc_vel interpolates those
 linearly. Root: linear velocity and world-frame angular velocity (from q1 q0^-1); spherical
 joints: angular velocity in the earlier frame's local frame (from q0^-1 q1); revolute: angle rate.
+
+vel_smoothing s > 0 (keyframes; 0, DeepMimic's, by default) replaces each keyframe's velocity by
+the Gaussian-weighted mean (standard deviation s keyframes, cut at 3 s) of the keyframes' finite
+differences around it: a 'wrap' clip's differences are taken as a cycle, a 'none' clip's are
+extended by their first and last. Mocap sampled at 30 Hz gives finite differences that flip sign
+from one frame to the next where the body moves fast (the kick's root yaw rate: -5.3 then +6.7
+rad/s three frames apart); a character reset with them starts with that spurious spin.
 """
 import bisect
 import math
@@ -37,9 +44,10 @@ class MotionError(ValueError):
 
 
 class Motion:
-    def __init__(self, frames, frame_durations, loop, char_desc, path="<memory>"):
+    def __init__(self, frames, frame_durations, loop, char_desc, path="<memory>", vel_smoothing=0.0):
         """frames (N, pose_size) and frame_durations (N,) as in the file; validated here."""
         self.path = path
+        self.vel_smoothing = float(vel_smoothing)
         self.loop = loop
         self.char_desc = char_desc
         self.frames = np.array(frames, dtype=float)
@@ -60,10 +68,12 @@ class Motion:
         self._frame_deltas = np.diff(self.frames, axis=0)
         self._build_slerp_tables()
         self.vel_frames = self._build_vel_frames()
+        if self.vel_smoothing > 0.0:
+            self.vel_frames = smooth_vel_frames(self.vel_frames, self.vel_smoothing, self.loop == "wrap")
         self._vel_deltas = np.diff(self.vel_frames, axis=0)
 
     @classmethod
-    def load(cls, path, char_desc):
+    def load(cls, path, char_desc, vel_smoothing=0.0):
         resolved, data = load_json(path, MotionError)
         if not isinstance(data, dict) or "Frames" not in data:
             raise MotionError(f"{resolved}: missing key 'Frames'")
@@ -83,7 +93,7 @@ class Motion:
         if np.any(np.abs(table) > MAX_ABS_VALUE):
             frame = int(np.argwhere(np.abs(table) > MAX_ABS_VALUE)[0][0])
             raise MotionError(f"{resolved}: frame {frame} holds a value beyond +-{MAX_ABS_VALUE:g}")
-        return cls(table[:, 1:], table[:, 0], loop, char_desc, path=resolved)
+        return cls(table[:, 1:], table[:, 0], loop, char_desc, path=resolved, vel_smoothing=vel_smoothing)
 
     def _validate(self):
         where = self.path
@@ -206,3 +216,19 @@ class Motion:
     def calc_cycle_count(self, time):
         """Whole cycles completed at `time` (0 for a 'none' clip)."""
         return math.floor(time / self.duration) if self.loop == "wrap" else 0
+
+
+def smooth_vel_frames(vel_frames, sigma, wrap):
+    """Keyframe velocities (N, dofs), each keyframe f < N - 1 the finite difference of interval f
+    (the last a copy of the one before), smoothed over the intervals by a Gaussian of standard
+    deviation sigma intervals (cut at 3 sigma); wrap: the N - 1 intervals are a cycle, else the
+    first and last are repeated beyond the ends. The last keyframe copies the one before again."""
+    diffs = vel_frames[:-1]
+    radius = max(1, int(math.ceil(3.0 * sigma)))
+    weights = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
+    weights /= weights.sum()
+    count = len(diffs)
+    index = np.arange(count)[:, None] + np.arange(-radius, radius + 1)
+    index = np.mod(index, count) if wrap else np.clip(index, 0, count - 1)
+    smoothed = np.einsum("k,nkd->nd", weights, diffs[index])
+    return np.concatenate([smoothed, smoothed[-1:]])

@@ -63,7 +63,7 @@ class MotionSet:
         self.probs = weights / weights.sum()
 
     @classmethod
-    def load(cls, path, char_desc):
+    def load(cls, path, char_desc, vel_smoothing=0.0):
         resolved, data = load_json(path)
         entries = data.get("Motions") if isinstance(data, dict) else None
         if not isinstance(entries, list) or not entries:
@@ -77,7 +77,7 @@ class MotionSet:
             if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
                 raise ValueError(f"{resolved}: Motions[{i}] key 'Weight' is {weight!r}, expected a number > 0")
             try:
-                motions.append(Motion.load(clip, char_desc))
+                motions.append(Motion.load(clip, char_desc, vel_smoothing))
             except FileNotFoundError as err:
                 raise type(err)(f"{resolved}: Motions[{i}]: {err}") from None     # ExtraDataNotFound stays so
             weights.append(weight)
@@ -114,8 +114,9 @@ class ImitateAMPScene(ImitateScene):
             raise ValueError(f"--reset_motion_file {reset_file}: needs --kin_ctrl clips")
         if kin_ctrl == "clips":
             char_desc = CharacterDesc.load(args.parse_strings("character_files", required=True)[0])
-            motion_set = MotionSet.load(args.parse_string("motion_file", required=True), char_desc)
-            reset_set = MotionSet.load(reset_file, char_desc) if reset_file else motion_set
+            smoothing = args.parse_float("ref_vel_smoothing", 0.0, at_least=0.0, finite=True)
+            motion_set = MotionSet.load(args.parse_string("motion_file", required=True), char_desc, smoothing)
+            reset_set = MotionSet.load(reset_file, char_desc, smoothing) if reset_file else motion_set
             args = _with_arg(args, "motion_file", str(reset_set.motions[0].path))
         super().__init__(args, rng)
         self.motion_set = motion_set or MotionSet([self.motion], [1.0])
