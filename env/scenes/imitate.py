@@ -81,6 +81,7 @@ class ImitateScene(RLSceneSimChar):
         self.pose_termination_dist = args.parse_float("pose_termination_dist", 0.0, at_least=0.0)   # 0: off
         fail_weight = args.parse_float("reset_fail_weight", 0.0, at_least=0.0, at_most=1)
         self.fall_starts = FallWeightedStarts(fail_weight) if fail_weight > 0.0 else None
+        self.fixed_start_time = None    # s: when set, every reset starts the reference there (no draw)
         self.enable_style_error = args.parse_bool("enable_style_error", self.style_error_default)
         self._style_ref = None      # the StyleReference, built at the first calc_style_error
         init_xs = args.parse_floats("char_init_pos_xs", (), finite=True)
@@ -150,11 +151,14 @@ class ImitateScene(RLSceneSimChar):
     def _start_time(self):
         """The reset's reference time: uniform over the clip, or with reset_fail_weight (training
         resets) more often where training episodes fell (env/scenes/fall_weighted_starts.py).
-        The episode that ends here is counted first, while its state is still the scene's."""
+        The episode that ends here is counted first, while its state is still the scene's.
+        fixed_start_time, when set (tests/bench/start_errors.py), replaces the draw."""
         if self.fall_starts is not None:
             self.fall_starts.end_episode(self.has_fallen())
-            if self.mode == Mode.TRAIN:
+            if self.mode == Mode.TRAIN and self.fixed_start_time is None:
                 return self.fall_starts.draw(self.rng, self.motion.duration)
+        if self.fixed_start_time is not None:
+            return float(self.fixed_start_time)
         return self.rng.uniform(0.0, self.motion.duration)
 
     def _pre_physics(self, timestep):

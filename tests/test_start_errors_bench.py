@@ -1,0 +1,63 @@
+"""tests/bench/start_errors.py and the imitate scene's fixed_start_time: episodes from chosen reset
+times, their lengths against the clip's, the JSON, and its one-line errors."""
+import json
+
+import numpy as np
+import pytest
+
+from env.deepmimic_env import DeepMimicEnv
+from env.env import Mode
+from tests.bench.start_errors import main, start_times
+from util.arg_parser import load_args
+
+PUNCH_ARGS = "args/run_humanoid3d_punch_args.txt"     # a non-looping clip (2.13 s) and the skill trained here
+UPDATE = 1.0 / 300.0                                    # one env update (30 Hz decisions, 10 updates a frame)
+
+
+@pytest.mark.parametrize("mode, fail_weight", [(Mode.TEST, "0"), (Mode.TRAIN, "1")])
+def test_fixed_start_time_replaces_the_draw(mode, fail_weight):
+    """Set, every reset starts the reference (and the controller's phase) at that time, whatever the
+    mode and the fall-weighted starts; cleared, the draw is back."""
+    env = DeepMimicEnv(load_args(["--arg_file", "args/train_humanoid3d_kick_args.txt",
+                                  "--reset_fail_weight", fail_weight]), seed=2)
+    env.set_mode(mode)
+    env.fixed_start_time = 0.72
+    for _ in range(3):
+        env.reset()
+        assert env.kin_char.time == 0.72
+    env.fixed_start_time = None
+    drawn = set()
+    for _ in range(3):
+        env.reset()
+        drawn.add(env.kin_char.time)
+    assert len(drawn) == 3 and 0.72 not in drawn
+
+
+def test_start_times():
+    assert start_times(2.0, starts=4) == [0.0, 0.5, 1.0, 1.5]
+    assert start_times(2.0, times=[0.3, 2.0]) == [0.3, 2.0]
+    with pytest.raises(SystemExit, match="--times 2.5: outside the clip"):
+        start_times(2.0, times=[0.3, 2.5])
+
+
+def test_punch_episodes_end_with_the_clip(tmp_path):
+    """The punch played by its shipped files from 0.5 s and 1.6 s: no fall, each episode ends where
+    the clip does (length = duration - start, to one env update), the JSON holds both rows with the
+    reference's root spin at each start."""
+    out = tmp_path / "starts.json"
+    main(["--arg_file", PUNCH_ARGS, "--times", "0.5", "1.6", "--episode_time", "5", "--json", str(out)])
+    data = json.loads(out.read_text())
+    duration = data["clip_duration_s"]
+    assert duration == pytest.approx(2.1333, abs=1e-3)
+    assert [r["start_s"] for r in data["starts"]] == [0.5, 1.6]
+    env = DeepMimicEnv(load_args(["--arg_file", PUNCH_ARGS]), seed=0)
+    for r in data["starts"]:
+        assert r["clip_ended"] and not r["fell"]
+        assert r["length_s"] == pytest.approx(duration - r["start_s"], abs=UPDATE)
+        assert 0.0 < r["body_pos_err"] < 0.2
+        assert r["ref_root_ang_speed"] == pytest.approx(np.linalg.norm(env.motion.calc_vel(r["start_s"])[3:6]))
+
+
+def test_a_scene_without_a_clip_is_one_line(tmp_path):
+    with pytest.raises(SystemExit, match="no reference clip"):
+        main(["--arg_file", "args/train_goals_goals_point_args.txt", "--starts", "1", "--model_files", "none"])
