@@ -221,6 +221,7 @@ def parse_args(argv, description="Trains a skill until it meets its criterion"):
     p = build_parser(description)
     args = p.parse_args(argv)
     args.recipe = None
+    args.user_train_args = list(args.train_args)      # what the command line gave, before the recipe's
     if args.clip and args.motion:
         p.error("--clip and --motion: give one of them")
     if args.clip or args.motion:
@@ -310,6 +311,10 @@ def load_or_start(args):
             raise SystemExit(f"time_to_skill: {curve_path} was trained with {saved['arg_file']}, not {args.arg_file}")
         # a curve without a key began with its default
         kept = {**RunConfig(arg_file="", output="").fixed(), **{k: saved[k] for k in FIXED_KEYS if k in saved}}
+        if args.recipe is not None and not args.user_train_args and given.get("train_args") != kept["train_args"]:
+            # a recipe run begun with an earlier recipe: the recipe's arguments are not the user's to keep
+            print(f"time_to_skill: {out} goes on with the training arguments it began with "
+                  f"({shown(kept['train_args'])}); the recipe's are now {shown(given.pop('train_args'))}", flush=True)
         for key, value in given.items():
             if value != kept[key]:
                 raise SystemExit(f"time_to_skill: {curve_path} was trained with --{key} {shown(kept[key])}, "

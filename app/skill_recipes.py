@@ -8,8 +8,9 @@ cartwheel: not the hands; roll and both get-ups: contact falls off); the backfli
 root-rotation fall off; the dog's character, controller and agent file. The recipe (RECIPE_ARGS) is
 the same for every row and is put on the command line after them, which overrides the file: 20 s
 episodes from the start, the project's agent file (Adam, 5 epochs), actions relative to the
-reference pose and the reference's next three poses in the state (docs/README_time_to_skill.md
-measures each choice). A user's own clip (`make skill MOTION=<file>`) gets the walk's row with its
+reference pose, the reference's next three poses in the state and the clip's velocities smoothed
+over 2 keyframes (--ref_vel_smoothing; docs/README_time_to_skill.md measures each choice). A run
+begun with an earlier recipe goes on with the arguments it began with. A user's own clip (`make skill MOTION=<file>`) gets the walk's row with its
 motion file.
 
 Rules the trainer applies the same way to every run (app/skill_training.py), each recorded in the
@@ -39,7 +40,7 @@ from env.tracking_error import SUCCESS_BODY_POS_ERR
 RECIPE_AGENT_FILE = "data/agents/ct_agent_humanoid_ppo_fast.txt"
 FAR_AGENT_FILE = "data/agents/ct_agent_humanoid_ppo_fast_gamma99.txt"   # the recipe's at discount 0.99
 RECIPE_ARGS = ("--time_lim_min", "20", "--time_lim_max", "20", "--agent_files", RECIPE_AGENT_FILE,
-               "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3")
+               "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3", "--ref_vel_smoothing", "2")
 
 STALL_SAMPLES = 700_000      # discount_switch: a stall lasts this long
 STALL_GAIN = 1.1             # a new best mean test length beats the old one by 10%

@@ -71,6 +71,24 @@ def test_a_clip_name_resolves_in_the_skill_command():
     assert given.train_args[:2] == ["--agent_files", "mine.txt"]     # first: it wins over the recipe's
 
 
+def test_a_run_begun_with_an_earlier_recipe_goes_on_with_its_own_arguments(tmp_path, capsys):
+    """The recipe's arguments are the recipe's, not the user's: a clip's run whose curve holds an
+    earlier recipe's (here without --ref_vel_smoothing) resumes with those and says so; arguments
+    the user gives are still held to the run's, in one line."""
+    out = tmp_path / "crawl"
+    out.mkdir()
+    earlier = [a for a in recipe_for("crawl").train_args][:-2]
+    assert earlier + ["--ref_vel_smoothing", "2"] == recipe_for("crawl").train_args
+    cfg, curve = load_or_start(parse_args(["--clip", "crawl", "--output", str(out)]))
+    curve["config"]["train_args"] = earlier
+    (out / "time_to_skill.json").write_text(json.dumps(curve))
+    cfg, _ = load_or_start(parse_args(["--clip", "crawl", "--output", str(out)]))
+    assert cfg.train_args == earlier
+    assert "goes on with the training arguments it began with" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="a run keeps its training arguments"):
+        load_or_start(parse_args(["--clip", "crawl", "--output", str(out), "--train_args", "--seed_x", "1"]))
+
+
 def skill(*argv, cwd=ROOT):
     return subprocess.run([sys.executable, "scripts/train_skill.py", *argv], cwd=cwd, capture_output=True, text=True,
                           timeout=120)
