@@ -20,8 +20,8 @@ vel_smoothing s > 0 (keyframes; 0, DeepMimic's, by default) replaces each keyfra
 the Gaussian-weighted mean (standard deviation s keyframes, cut at 3 s) of the keyframes' finite
 differences around it: a 'wrap' clip's differences are taken as a cycle, a 'none' clip's are
 extended by their first and last. Mocap sampled at 30 Hz gives finite differences that flip sign
-from one frame to the next where the body moves fast (the kick's root yaw rate: -5.3 then +6.7
-rad/s three frames apart); a character reset with them starts with that spurious spin.
+from one frame to the next where the body moves fast (the kick's root yaw rate: -5.8 then +7.3
+rad/s two keyframes apart); a character reset with them starts with that spurious spin.
 """
 import bisect
 import math
