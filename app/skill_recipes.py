@@ -10,8 +10,8 @@ the same for every row and is put on the command line after them, which override
 episodes from the start, the project's agent file (Adam, 5 epochs), actions relative to the
 reference pose, the reference's next three poses in the state and the clip's velocities smoothed
 over 2 keyframes (--ref_vel_smoothing; docs/README_time_to_skill.md measures each choice). A run
-begun with an earlier recipe goes on with the arguments it began with. A user's own clip (`make skill MOTION=<file>`) gets the walk's row with its
-motion file.
+begun with an earlier recipe goes on with the arguments it began with. A user's own clip
+(`make skill MOTION=<file>`) gets the walk's row with its motion file.
 
 Rules the trainer applies the same way to every run (app/skill_training.py), each recorded in the
 curve where it triggered:

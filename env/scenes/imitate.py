@@ -26,8 +26,9 @@ positions relative to each character's root, a fall (checked at decisions only).
 (imitate_reward.py) is 0 after a fall; the last reward's five terms are kept in `reward_terms`.
 
 ref_vel_smoothing s (keyframes; 0 by default, DeepMimic's raw finite differences): the clip's
-velocities, which the reset gives the character and the reward's velocity term compares with, are
-Gaussian-smoothed over s keyframes (env/anim/motion.py: smooth_vel_frames).
+velocities, which the reset gives the character and the reward's velocity term compares with (and
+imitate_amp's discriminator sees in its expert data), are Gaussian-smoothed over s keyframes
+(env/anim/motion.py: smooth_vel_frames).
 
 ref_relative_actions (off by default): the policy's action is an offset from the reference pose
 at the next decision (env/sim/ref_relative_action.py) instead of DeepMimic's absolute PD targets.
@@ -88,8 +89,8 @@ class ImitateScene(RLSceneSimChar):
         self.init_pos = np.array([init_xs[0] if init_xs else 0.0, 0.0, 0.0])
 
         self.motion_file = args.parse_string("motion_file", required=True)
-        self.ref_vel_smoothing = args.parse_float("ref_vel_smoothing", 0.0, at_least=0.0, finite=True)
-        self.kin_char = KinCharacter(self.char_desc, Motion.load(self.motion_file, self.char_desc, self.ref_vel_smoothing))
+        smoothing = args.parse_float("ref_vel_smoothing", 0.0, at_least=0.0, finite=True)
+        self.kin_char = KinCharacter(self.char_desc, Motion.load(self.motion_file, self.char_desc, smoothing))
         # forward kinematics of the reference in C: the same humanoid in a world of its own, posed
         # by set_state and never stepped (about 4x faster than numpy FK at every decision)
         self.ref_world = World()
