@@ -303,7 +303,7 @@ def test_vel_smoothing_is_a_gaussian_mean_of_the_finite_differences(tmp_path, de
     np.testing.assert_array_equal(Motion.load(path, desc, vel_smoothing=0.0).vel_frames, raw.vel_frames)
 
 
-def test_ref_vel_smoothing_reaches_the_reset(tmp_path):
+def test_ref_vel_smoothing_reaches_the_reset():
     """imitate's --ref_vel_smoothing: the clip the scene plays has smoothed velocities, and the
     character reset from it starts with them; a negative value is one line naming the key."""
     from env.deepmimic_env import DeepMimicEnv

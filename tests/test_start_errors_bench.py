@@ -58,6 +58,14 @@ def test_punch_episodes_end_with_the_clip(tmp_path):
         assert r["ref_root_ang_speed"] == pytest.approx(np.linalg.norm(env.motion.calc_vel(r["start_s"])[3:6]))
 
 
-def test_a_scene_without_a_clip_is_one_line(tmp_path):
+def test_a_scene_without_a_clip_is_one_line():
     with pytest.raises(SystemExit, match="no reference clip"):
         main(["--arg_file", "args/train_goals_goals_point_args.txt", "--starts", "1", "--model_files", "none"])
+
+
+def test_episodes_are_cut_at_episode_time(tmp_path):
+    """--episode_time cuts an episode before its clip ends: 0.5 s from a start 1.6 s before the end."""
+    out = tmp_path / "cut.json"
+    main(["--arg_file", PUNCH_ARGS, "--times", "0.2", "--episode_time", "0.5", "--json", str(out)])
+    [r] = json.loads(out.read_text())["starts"]
+    assert r["length_s"] == pytest.approx(0.5, abs=UPDATE) and not r["clip_ended"] and not r["fell"]

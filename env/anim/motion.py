@@ -47,7 +47,6 @@ class Motion:
     def __init__(self, frames, frame_durations, loop, char_desc, path="<memory>", vel_smoothing=0.0):
         """frames (N, pose_size) and frame_durations (N,) as in the file; validated here."""
         self.path = path
-        self.vel_smoothing = float(vel_smoothing)
         self.loop = loop
         self.char_desc = char_desc
         self.frames = np.array(frames, dtype=float)
@@ -68,8 +67,8 @@ class Motion:
         self._frame_deltas = np.diff(self.frames, axis=0)
         self._build_slerp_tables()
         self.vel_frames = self._build_vel_frames()
-        if self.vel_smoothing > 0.0:
-            self.vel_frames = smooth_vel_frames(self.vel_frames, self.vel_smoothing, self.loop == "wrap")
+        if vel_smoothing > 0.0:
+            self.vel_frames = smooth_vel_frames(self.vel_frames, float(vel_smoothing), self.loop == "wrap")
         self._vel_deltas = np.diff(self.vel_frames, axis=0)
 
     @classmethod

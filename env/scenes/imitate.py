@@ -156,10 +156,10 @@ class ImitateScene(RLSceneSimChar):
         fixed_start_time, when set (tests/bench/start_errors.py), replaces the draw."""
         if self.fall_starts is not None:
             self.fall_starts.end_episode(self.has_fallen())
-            if self.mode == Mode.TRAIN and self.fixed_start_time is None:
-                return self.fall_starts.draw(self.rng, self.motion.duration)
         if self.fixed_start_time is not None:
             return float(self.fixed_start_time)
+        if self.fall_starts is not None and self.mode == Mode.TRAIN:
+            return self.fall_starts.draw(self.rng, self.motion.duration)
         return self.rng.uniform(0.0, self.motion.duration)
 
     def _pre_physics(self, timestep):

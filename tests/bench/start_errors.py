@@ -37,12 +37,12 @@ def start_times(duration, starts=None, times=None):
     return [k * duration / starts for k in range(starts)]
 
 
-def play_from(world, start, episode_time, success_body_pos_err=SUCCESS_BODY_POS_ERR):
+def play_from(world, start, episode_time):
     """One test episode of agent 0 whose reference starts at `start` s: its EpisodeStats."""
     env = world.env
     env.fixed_start_time = start
     try:
-        recorder = EpisodeRecorder(world, 0, episode_time, success_body_pos_err)
+        recorder = EpisodeRecorder(world, 0, episode_time, SUCCESS_BODY_POS_ERR)
         return run_episodes(world, 1, recorder)[0]
     finally:
         env.fixed_start_time = None
