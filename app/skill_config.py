@@ -100,6 +100,7 @@ class RunConfig:
     run_args_name: str = None
     recipe_rules: bool = False           # the recipe's rules (app/skill_recipes.py) apply
     train_on: str = None                 # a shipped package the run starts from (its weights, samples, hours)
+    push_training: bool = False          # training episodes pushed (app/skill_recipes.py: PUSH_TRAINING_ARGS)
     echo: bool = False                   # the optimizer's progress lines on this process's stdout too
 
     @property
@@ -131,7 +132,7 @@ class RunConfig:
 
 
 CRITERION_OPTIONS = {("criterion" if f.name == "kind" else f.name): f.name for f in fields(Criterion)}
-FIXED_KEYS = ("seed", "train_args", "train_on", *CRITERION_OPTIONS)
+FIXED_KEYS = ("seed", "train_args", "train_on", "push_training", *CRITERION_OPTIONS)
 
 
 def criterion_from(values):
@@ -209,6 +210,9 @@ def build_parser(description):
     p.add_argument("--train_on", metavar="PACKAGE",
                    help="go on training a shipped skill (its folder, e.g. data/policies/humanoid3d_jump_trained): "
                         "the run starts from its weights, samples and hours, and may ship over it")
+    p.add_argument("--push_training", action="store_true", default=None,
+                   help="push the training episodes (DeepMimic's random pushes on the pelvis, "
+                        "app/skill_recipes.py: PUSH_TRAINING_ARGS); evaluations are not pushed")
     p.add_argument("--train_args", nargs=argparse.REMAINDER, default=[],
                    help="arguments passed on to training and evaluation (last on the line)")
     return p
@@ -275,7 +279,7 @@ def config_from_args(args, fixed):
                     criterion=criterion_from(fixed), eval_every=args.eval_every, max_samples=args.max_samples,
                     agent_schedule=args.agent_schedule, eval_intermediate=args.eval_intermediate, label=args.label,
                     json=args.json, plot=args.plot, skill=args.ship_name or args.clip, echo=bool(args.clip),
-                    train_on=fixed.get("train_on"))
+                    train_on=fixed.get("train_on"), push_training=bool(fixed.get("push_training")))
     if recipe:
         cfg = replace(cfg, skill=args.ship_name or recipe.name, recipe_rules=True, package=recipe.package,
                       run_args_name=Path(recipe.run_args_file).name)

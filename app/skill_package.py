@@ -32,14 +32,16 @@ import subprocess
 from pathlib import Path
 
 from app.skill_config import MODEL_NAME, PACKAGE_METADATA, criterion_from
+from app.skill_recipes import PUSH_TRAINING_ARGS
 from util.atomic_write import write_json, write_text
 from util.paths import project_root
 
 RUN_ARGS = "args.txt"                   # DeepMimic_Optimizer.copy_run_inputs writes it
 CHUNK_KEYS = ("max_samples", "max_iters", "rand_seed", "output_path", "int_output_path", "resume", "model_files",
               "agent_files", "tensorboard")
-# keys a run_ file drops from the training args (it plays, it does not train or write)
-NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers", "init_model_files")
+# keys a run_ file drops from the training args (it plays, it does not train, write or push)
+NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers", "init_model_files") + tuple(
+    arg[2:] for arg in PUSH_TRAINING_ARGS if arg.startswith("--"))
 
 
 def read_run_args(run_dir):
@@ -261,7 +263,7 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
         metadata["agent_schedule"] = curve_config["agent_schedule"]
     # the recipe's rules (app/skill_recipes.py): where each triggered, the first point that met
     # the criterion, why this point ships, and its robustness evaluation
-    for key in ("trained_on", "rules", "reached", "ship"):
+    for key in ("trained_on", "push_training", "rules", "reached", "ship"):
         if curve_config.get(key):
             metadata[key] = curve_config[key]
     if point.get("robustness"):

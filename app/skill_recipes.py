@@ -28,6 +28,11 @@ curve where it triggered:
   ROBUST_MIN_SUCCESSES; when none has for PLATEAU_SAMPLES samples after the criterion was first
   met, the criterion point with the most robust successes (then the lowest error) ships.
 
+Push training (train_skill --push_training, off by default; the DeepMimic paper's policies met
+its Table 6 without it): training episodes get DeepMimic's random pushes (env/sim/perturbs.py),
+PUSH_TRAINING_ARGS, on the pelvis as Table 6's are, for its 0.2 s, of 100-500 N in a random
+direction every 2-4 s; evaluations and the shipped run_ file play without them.
+
 Character size: the criterion's body position error bound (SUCCESS_BODY_POS_ERR, 8 cm) holds for
 the dog too: the metric is root-relative and the dog's bodies sit as far from its root as the
 humanoid's (docs/README_time_to_skill.md gives the calibration).
@@ -41,6 +46,10 @@ RECIPE_AGENT_FILE = "data/agents/ct_agent_humanoid_ppo_fast.txt"
 FAR_AGENT_FILE = "data/agents/ct_agent_humanoid_ppo_fast_gamma99.txt"   # the recipe's at discount 0.99
 RECIPE_ARGS = ("--time_lim_min", "20", "--time_lim_max", "20", "--agent_files", RECIPE_AGENT_FILE,
                "--ref_relative_actions", "true", "--tar_obs_steps", "1", "2", "3", "--ref_vel_smoothing", "2")
+
+PUSH_TRAINING_ARGS = ("--enable_rand_perturbs", "true", "--perturb_part_ids", "0", "--perturb_time_min", "2",
+                      "--perturb_time_max", "4", "--min_perturb", "100", "--max_perturb", "500",
+                      "--min_pertrub_duration", "0.2", "--max_perturb_duration", "0.2")
 
 STALL_SAMPLES = 700_000      # discount_switch: a stall lasts this long
 STALL_GAIN = 1.1             # a new best mean test length beats the old one by 10%

@@ -73,7 +73,8 @@ from app.skill_config import (CURVE_NAME, MODEL_NAME, PACKAGE_METADATA, ROOT, cr
                               load_or_start, parse_args)
 from app.skill_curve import compare, format_point, log_rows_by_iter, pending_checkpoints, read_resume, save_curve
 from app.skill_package import check_free, provenance, run_args_name, write_package
-from app.skill_recipes import FAR_AGENT_FILE, ROBUST_EPISODES, ROBUST_SEED, discount_switch, ship_point
+from app.skill_recipes import (FAR_AGENT_FILE, PUSH_TRAINING_ARGS, ROBUST_EPISODES, ROBUST_SEED, discount_switch,
+                               ship_point)
 from env.style_error import clip_root_speed
 from util.cli import configure_process_env
 
@@ -171,12 +172,14 @@ def _die_with_parent():
 
 
 def train_chunk(cfg, target_samples):
-    """Trains DIR up to target_samples (all ranks); the child's exit code."""
+    """Trains the run up to target_samples (all ranks), pushed with --push_training; the child's exit
+    code."""
     out = Path(cfg.output)
     state = read_resume(out)
     cmd = [PYTHON, "mpi_run.py", "--num_workers", str(cfg.num_workers), "--arg_file", cfg.arg_file,
            "--max_samples", str(int(target_samples)), "--rand_seed", str(cfg.seed + int(state["iter"] if state else 0)),
-           "--output_path", str(out), "--int_output_path", str(out / "intermediate"), *cfg.train_args]
+           "--output_path", str(out), "--int_output_path", str(out / "intermediate"), *cfg.train_args,
+           *(PUSH_TRAINING_ARGS if cfg.push_training else ())]
     if state:
         cmd += ["--resume", "true"]
     print(f"training to {int(target_samples):,} samples: {' '.join(cmd[1:])}", flush=True)

@@ -361,3 +361,21 @@ def test_a_skill_started_from_other_runs_records_each_stage(tmp_path):
                           tmp_path / "p2", tmp_path / "a2", ROOT)
     meta = json.loads((again / "metadata.json").read_text())
     assert set(meta["started_from"]) == {"model_files", "sha256"} and "samples_in_all" not in meta
+
+
+def test_a_push_trained_skill_plays_without_pushes(tmp_path):
+    """A run trained with --push_training ships a run_ file without the random pushes (it plays as
+    it is evaluated) and metadata that say so and keep the pushes' arguments."""
+    from app.skill_package import write_package
+    from app.skill_recipes import PUSH_TRAINING_ARGS
+    run_dir = write_run(tmp_path / "run")
+    with (run_dir / "args.txt").open("a") as f:
+        f.write(" ".join(PUSH_TRAINING_ARGS).replace(" --", "\n--") + "\n")
+    write_checkpoint_stub(run_dir)
+    point = {"samples": 10, "iteration": 1, "wall_hours": 0.1, "workers": 1, "evaluation": {}}
+    package = write_package("walk", run_dir, point, run_dir / "agent0_model.ckpt", {"seed": 1, "push_training": True},
+                            tmp_path / "policies", tmp_path / "args", ROOT)
+    meta = json.loads((package / "metadata.json").read_text())
+    assert meta["push_training"] is True and "--max_perturb 500" in meta["args"]
+    played = (tmp_path / "args/run_humanoid3d_walk_trained_args.txt").read_text()
+    assert "--scene imitate" in played and "perturb" not in played

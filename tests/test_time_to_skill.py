@@ -322,3 +322,26 @@ def test_compare_picks_each_curves_point_nearest_the_budget(tmp_path, capsys):
     assert rows == ["| a | 0.25M | 240,000 | 8/8 | 2.40 | 0.500 | 10.0 |",
                     "| a | 0.5M | 520,000 | 8/8 | 5.20 | 0.500 | 10.0 |"]       # b has no point within 10%
     assert (tmp_path / "cmp.png").stat().st_size > 0
+
+
+def test_push_training_pushes_the_training_not_the_evaluations(tmp_path, monkeypatch):
+    """--push_training: each round of training gets the recipe's random pushes after the run's own
+    arguments (which so may override them), the evaluations none; a resumed run keeps the setting."""
+    from app.skill_recipes import PUSH_TRAINING_ARGS
+    out = tmp_path / "run"
+    commands, specs = [], []
+    monkeypatch.setattr(time_to_skill, "run_logged", lambda cmd, log, echo: commands.append(cmd) or 0)
+    monkeypatch.setattr(time_to_skill, "run_worker", lambda module, spec, **kw: specs.append(spec) or {})
+    for given, pushed in (([], False), (["--push_training"], True)):
+        cfg, _ = load_or_start(bench_args(out / str(pushed), *given, "--train_args", "--max_perturb", "800"))
+        assert cfg.push_training is pushed
+        time_to_skill.train_chunk(cfg, 400)
+        time_to_skill.evaluate_checkpoint(cfg, "model")
+        cmd, spec = commands[-1], specs[-1]
+        assert cmd[cmd.index("--output_path") + 2:] == ["--int_output_path", str(out / str(pushed) / "intermediate"),
+                                                       "--max_perturb", "800", *(PUSH_TRAINING_ARGS if pushed else ())]
+        assert "--enable_rand_perturbs" not in spec["extra_args"]
+    monkeypatch.setattr(time_to_skill, "criterion_met", lambda cfg, ev: False)
+    monkeypatch.setattr(time_to_skill, "evaluate_checkpoint", fake_evaluation(KillAt()))
+    run(*load_or_start(bench_args(out / "True", "--push_training")), train_fn=FakeTrainer())
+    assert load_or_start(bench_args(out / "True", "--resume"))[0].push_training is True
