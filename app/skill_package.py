@@ -261,8 +261,9 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     }
     if curve_config.get("agent_schedule"):
         metadata["agent_schedule"] = curve_config["agent_schedule"]
-    # the recipe's rules (app/skill_recipes.py): where each triggered, the first point that met
-    # the criterion, why this point ships, and its robustness evaluation
+    # the package trained on, the pushes in training, and the recipe's rules (app/skill_recipes.py):
+    # where each triggered, the first point that met the criterion, why this point ships, and its
+    # robustness evaluation
     for key in ("trained_on", "push_training", "rules", "reached", "ship"):
         if curve_config.get(key):
             metadata[key] = curve_config[key]

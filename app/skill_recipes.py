@@ -30,7 +30,7 @@ curve where it triggered:
 
 Push training (train_skill --push_training, off by default; the DeepMimic paper's policies met
 its Table 6 without it): training episodes get DeepMimic's random pushes (env/sim/perturbs.py),
-PUSH_TRAINING_ARGS, on the pelvis as Table 6's are, for its 0.2 s, of 100-500 N in a random
+PUSH_TRAINING_ARGS: on the pelvis for 0.2 s, as Table 6's pushes, of 100-500 N in a random
 direction every 2-4 s; evaluations and the shipped run_ file play without them.
 
 Character size: the criterion's body position error bound (SUCCESS_BODY_POS_ERR, 8 cm) holds for
