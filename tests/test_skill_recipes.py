@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import app.skill_training as skill_training
-from app.skill_recipes import (FAR_AGENT_FILE, PLATEAU_SAMPLES, RECIPE_AGENT_FILE, RECIPES, ROBUST_EPISODES,
-                               STALL_SAMPLES, discount_switch, motion_recipe, recipe_for, ship_point)
+from app.skill_recipes import (FAR_AGENT_FILE, PLATEAU_SAMPLES, POSE_TERMINATION_ARGS, RECIPE_AGENT_FILE, RECIPES,
+                               ROBUST_EPISODES, STALL_SAMPLES, discount_switch, motion_recipe, recipe_for, ship_point)
 from app.skill_config import Criterion, episode_successes, load_or_start, parse_args
 from app.skill_training import run
 from tests.test_time_to_skill import FakeTrainer, bench_args
@@ -61,6 +61,22 @@ def test_deepmimics_per_clip_differences_come_through():
         assert resolved_args(recipe_for(clip))["enable_char_contact_fall"] == ["false"]
     assert "8" not in resolved_args(recipe_for("cartwheel"))["fall_contact_bodies"]
     assert resolved_args(recipe_for("dog3d_trot"))["char_ctrl_files"] == ["data/controllers/dog3d_phase_rot_ctrl.txt"]
+
+
+def test_clips_without_contact_falls_train_with_pose_termination_and_play_without():
+    """The roll and the get-ups (DeepMimic's args: contact falls off) end training and test episodes
+    where a body strays 0.8 m from the reference; every other row keeps DeepMimic's falls alone; the
+    run_ file written at shipping drops it."""
+    from app.skill_package import run_args_text
+    contact_free = {name for name in RECIPES if resolved_args(recipe_for(name)).get("enable_char_contact_fall") == ["false"]}
+    assert contact_free == {"roll", "getup_facedown", "getup_faceup"}
+    for name in RECIPES:
+        dist = resolved_args(recipe_for(name)).get("pose_termination_dist")
+        assert dist == ([POSE_TERMINATION_ARGS[1]] if name in contact_free else None), name
+    assert POSE_TERMINATION_ARGS == ("--pose_termination_dist", "0.8")
+    table = resolved_args(recipe_for("roll"))
+    text = run_args_text("roll", list(table.items()), "data/policies/x/agent0_model.ckpt", "metadata.json")
+    assert "--pose_termination_dist" not in text and "--enable_char_contact_fall false" in text
 
 
 def test_a_clip_name_resolves_in_the_skill_command():
