@@ -30,8 +30,8 @@ curve where it triggered:
 
 Pose termination for clips without contact falls: DeepMimic's args turn contact falls off for the
 roll and both get-ups (the body lies on the ground by design), so no training episode ends early
-and a policy that lies where the reference rolls and stands again is paid for 20 s (the roll
-stayed at 38 cm of body position error over 0.76M samples). Rows whose args file does so train
+and a policy that lies where the reference rolls and stands again is paid for 20 s
+(docs/README_time_to_skill.md: the roll before and after the rule). Rows whose args file does so train
 and are evaluated with POSE_TERMINATION_ARGS (MimicKit's pose termination: an episode ends at a
 decision where a body is more than 0.8 m from where the reference has it, each relative to its
 root); an episode it ends counts as a fall, so the criterion is DeepMimic's or stricter; the
