@@ -392,12 +392,14 @@ def has_reference_in_the_policy(env):
 
 @pytest.mark.parametrize("arg_file", [WALK_ARGS, HEADING_ARGS,
                                       str(ARGS_DIR / "train_amp_humanoid3d_walk_fast_args.txt"),
-                                      str(ARGS_DIR / "run_humanoid3d_amp_walk_trained_args.txt")],
+                                      str(ARGS_DIR / "run_humanoid3d_amp_walk_trained_args.txt"),
+                                      str(ARGS_DIR / "run_humanoid3d_amp_heading_trained_args.txt")],
                          ids=lambda p: Path(p).name)
 def test_paper_form_amp_args_put_no_reference_in_the_policy(arg_file):
     """DeepMimic's own AMP walk and heading files, the fast walk file without the reference-conditioned
-    recipe's --train_args, and the shipped AMP walk's run_ file: the policy sees its own state (and
-    the goal) only, no phase, no reference pose, and its action is an absolute PD target."""
+    recipe's --train_args, and the shipped AMP walk's and heading policy's run_ files: the policy sees
+    its own state (and the goal) only, no phase, no reference pose, and its action is an absolute PD
+    target."""
     env = make_env(arg_file)
     assert len(policy_input_names(env)) == env.get_state_size(0) + env.get_goal_size(0)
     assert has_reference_in_the_policy(env) == (False, False)
@@ -416,6 +418,15 @@ def test_the_reference_conditioned_amp_walk_has_the_reference(argv):
     names = policy_input_names(env)
     assert has_reference_in_the_policy(env) == (True, True)
     assert sum(name.startswith("ref") for name in names) == 3 * (3 + 6 + 6 * 8 + 4)
+    env.shutdown()
+
+
+def test_the_reference_conditioned_heading_acts_relative_to_the_reference():
+    """The shipped reference-conditioned heading policy (its run_ file): no reference pose in its
+    input, but its actions are offsets from the reset clip's pose (the paper-form check above fails
+    on it)."""
+    env = make_env(str(ARGS_DIR / "run_humanoid3d_amp_heading_ref_conditioned_trained_args.txt"))
+    assert has_reference_in_the_policy(env) == (False, True)
     env.shutdown()
 
 
