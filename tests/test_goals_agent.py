@@ -385,6 +385,35 @@ def test_frozen_action_policy_keeps_weights_and_normalisers(tmp_path):
     world.shutdown()
 
 
+def test_frozen_skills_without_exploration_still_train_the_goal_policy(tmp_path):
+    """TrainActionPolicy false with ExpParams Rate 0 (the frozen skills act with their mean
+    actions, as in test episodes): no step is exploratory, yet training steps come after each
+    batch and only the goal policy's weights change (PPO's rule, a minibatch of exploratory
+    actions before a step, would wait forever)."""
+    seed_rank(9)
+    (tmp_path / "pre").mkdir()
+    pre = make_world(tmp_path / "pre")
+    run_until(pre, 1)
+    pre.save_outputs()
+    pre.shutdown()
+    no_exploration = {"Rate": 0, "Noise": 0.3}
+    world = make_world(tmp_path, "--model_files", tmp_path / "pre" / "out" / "agent0_model.ckpt",
+                       TrainActionPolicy=False, ExpParamsBeg=no_exploration, ExpParamsEnd=no_exploration)
+    agent = world.agents[0]
+    frozen, goal_before = model_state(agent, [agent.model]), model_state(agent, [agent.goal_policy])
+    decisions = 0
+    while agent.iter < 2 and decisions < 20 * FAST["BatchSize"]:
+        update_world(world, 1 / 60)
+        decisions += 1
+    assert agent.iter == 2, f"no training step in {decisions} updates without exploratory actions"
+    assert agent.replay_buffer.count_filtered(agent.EXP_ACTION_FLAG) == 0
+    after, goal_after = model_state(agent, [agent.model]), model_state(agent, [agent.goal_policy])
+    for name, val in frozen.items():
+        np.testing.assert_array_equal(after[name], val, err_msg=name)
+    assert all(not np.array_equal(goal_after[name], goal_before[name]) for name in agent.goal_policy.variables)
+    world.shutdown()
+
+
 @pytest.mark.parametrize("env_goal", [True, False])
 def test_the_action_policy_sees_the_scenes_goal_unless_told_not(tmp_path, env_goal):
     """ActionPolicyEnvGoal false: the action policy's action no longer depends on the scene's goal

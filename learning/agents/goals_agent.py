@@ -425,6 +425,14 @@ class GoalsAgent(PPOAgent):
         return new_vals
 
     # ---- the whole step ----
+    def _valid_train_step(self):
+        """PPO's rule (a batch, and a minibatch of exploratory actions for the actor's step); with
+        TrainActionPolicy false the actor does not step, so a batch alone: the frozen skills may
+        then act without exploration (ExpParams Rate 0), as they do in test episodes."""
+        if self.config.train_action_policy:
+            return super()._valid_train_step()
+        return self.replay_buffer.current_size() >= self.local_batch_size
+
     def _train_step(self):
         """The action policy's PPO step, the goal policy's, the inverse model's; with
         TrainActionPolicy false the goal policy's alone (the action policy's log columns are then
