@@ -348,18 +348,23 @@ def model_state(agent, networks):
     return state
 
 
+def one_iteration_checkpoint(folder):
+    """The checkpoint of a hierarchy trained for one iteration (its normalisers have samples)."""
+    folder.mkdir()
+    pre = make_world(folder)
+    run_until(pre, 1)
+    pre.save_outputs()
+    pre.shutdown()
+    return folder / "out" / "agent0_model.ckpt"
+
+
 def test_frozen_action_policy_keeps_weights_and_normalisers(tmp_path):
     """TrainActionPolicy false, the hierarchy's checkpoint loaded with --model_files: after three
     training iterations the action policy (actor, critic), the inverse model and the normalisers
     are bitwise as loaded, and so are they in the run's own checkpoint, while the goal policy's
     weights changed. The log has the goal policy's columns and no action-policy step columns."""
     seed_rank(8)
-    (tmp_path / "pre").mkdir()
-    pre = make_world(tmp_path / "pre")
-    run_until(pre, 1)                                # the normalisers have recorded samples
-    pre.save_outputs()
-    pre.shutdown()
-    loaded_ckpt = tmp_path / "pre" / "out" / "agent0_model.ckpt"
+    loaded_ckpt = one_iteration_checkpoint(tmp_path / "pre")
 
     world = make_world(tmp_path, "--model_files", loaded_ckpt, TrainActionPolicy=False)
     agent = world.agents[0]
@@ -391,13 +396,8 @@ def test_frozen_skills_without_exploration_still_train_the_goal_policy(tmp_path)
     batch and only the goal policy's weights change (PPO's rule, a minibatch of exploratory
     actions before a step, would wait forever)."""
     seed_rank(9)
-    (tmp_path / "pre").mkdir()
-    pre = make_world(tmp_path / "pre")
-    run_until(pre, 1)
-    pre.save_outputs()
-    pre.shutdown()
     no_exploration = {"Rate": 0, "Noise": 0.3}
-    world = make_world(tmp_path, "--model_files", tmp_path / "pre" / "out" / "agent0_model.ckpt",
+    world = make_world(tmp_path, "--model_files", one_iteration_checkpoint(tmp_path / "pre"),
                        TrainActionPolicy=False, ExpParamsBeg=no_exploration, ExpParamsEnd=no_exploration)
     agent = world.agents[0]
     frozen, goal_before = model_state(agent, [agent.model]), model_state(agent, [agent.goal_policy])
