@@ -7,7 +7,8 @@ import pytest
 
 from env.deepmimic_env import DeepMimicEnv
 from env.env import Mode
-from tests.bench.start_errors import main, start_times
+from env.tracking_error import body_pos_distances
+from tests.bench.start_errors import body_shape_err, main, start_times
 from util.arg_parser import load_args
 
 PUNCH_ARGS = "args/run_humanoid3d_punch_args.txt"     # a non-looping clip (2.13 s) and the skill trained here
@@ -33,6 +34,27 @@ def test_fixed_start_time_replaces_the_draw(mode, fail_weight):
     assert len(drawn) == 3 and 0.72 not in drawn
 
 
+def _rotation(axis, angle):
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+
+
+def test_body_shape_err_takes_out_the_whole_body_orientation():
+    """A pose turned as a whole about its root (and moved): body_pos_err large, body_shape_err 0;
+    a pose bent at one body, or mirrored (not a rotation): body_shape_err > 0."""
+    rng = np.random.default_rng(3)
+    ref = rng.normal(size=(15, 3)) * 0.3
+    turned = (ref - ref[0]) @ _rotation([0.2, 1.0, 0.1], 0.6).T + np.array([2.0, 0.1, -1.0])
+    assert np.mean(body_pos_distances(turned, ref)) > 0.1
+    assert body_shape_err(turned, ref) == pytest.approx(0.0, abs=1e-9)
+    bent = ref.copy()
+    bent[7] += [0.0, 0.2, 0.0]
+    assert 0.0 < body_shape_err(bent, ref) < 0.2
+    mirrored = ref * np.array([1.0, 1.0, -1.0])
+    assert body_shape_err(mirrored, ref) > 0.05
+
+
 def test_start_times():
     assert start_times(2.0, starts=4) == [0.0, 0.5, 1.0, 1.5]
     assert start_times(2.0, times=[0.3, 2.0]) == [0.3, 2.0]
@@ -55,6 +77,7 @@ def test_punch_episodes_end_with_the_clip(tmp_path):
         assert r["clip_ended"] and not r["fell"]
         assert r["length_s"] == pytest.approx(duration - r["start_s"], abs=UPDATE)
         assert 0.0 < r["body_pos_err"] < 0.2
+        assert 0.0 < r["body_shape_err"] < r["body_pos_err"]
         assert r["ref_root_ang_speed"] == pytest.approx(np.linalg.norm(env.motion.calc_vel(r["start_s"])[3:6]))
 
 

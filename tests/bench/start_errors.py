@@ -13,7 +13,14 @@ played otherwise.
 
 Per start time: the episode's length, whether it fell or reached a non-looping clip's end, its mean
 imitation metrics (env/tracking_error.py) and success, and the reference's root angular speed at t
-(|w| of the clip's velocity there: what the reset gives the character). The JSON is written
+(|w| of the clip's velocity there: what the reset gives the character). Beside them body_shape_err,
+the body position error with the whole body's orientation taken out: per decision,
+
+    body_shape_err = mean over bodies of |R (p_b - p_0) - (p'_b - p'_0)|
+
+with R the rotation that best lays the simulated body offsets onto the reference's (least squares,
+Kabsch), so that body_pos_err - body_shape_err is what a body turned or leaning off the
+reference's orientation costs, and body_shape_err what its pose does. The JSON is written
 atomically.
 """
 import argparse
@@ -24,6 +31,7 @@ import numpy as np
 from app.build import load_world
 from app.evaluate import EpisodeRecorder, run_episodes
 from env.tracking_error import SUCCESS_BODY_POS_ERR
+from learning.test_metrics import EpisodeMetrics
 from util.atomic_write import write_json
 
 
@@ -37,12 +45,42 @@ def start_times(duration, starts=None, times=None):
     return [k * duration / starts for k in range(starts)]
 
 
+def body_shape_err(sim_pos, ref_pos):
+    """Mean over bodies of |R (p_b - p_0) - (p'_b - p'_0)|, R the rotation minimising the sum of
+    the squared distances (Kabsch: the SVD of the offsets' cross-covariance, its sign fixed so that
+    R is a rotation, not a reflection). R = I is among the candidates, so the root mean square of
+    the distances is at most the unrotated one's; 0 for a pose turned as a whole."""
+    a, b = sim_pos - sim_pos[0], ref_pos - ref_pos[0]
+    u, _, vt = np.linalg.svd(a.T @ b)
+    d = np.sign(np.linalg.det(vt.T @ u.T))
+    rot = vt.T @ np.diag([1.0, 1.0, d]) @ u.T
+    return float(np.mean(np.linalg.norm(a @ rot.T - b, axis=1)))
+
+
+class ShapeMetrics(EpisodeMetrics):
+    """The episode's imitation metrics, and body_shape_err among them."""
+
+    def reset(self):
+        super().reset()
+        self.shape_errs = []
+
+    def add_decision(self):
+        super().add_decision()      # poses the reference for this instant (calc_tracking_error)
+        self.shape_errs.append(body_shape_err(self.env.sim_body_states().joint_pos,
+                                              self.env.ref_body_states().joint_pos))
+
+    def means(self):
+        tracking, style = super().means()
+        return {**tracking, "body_shape_err": float(np.mean(self.shape_errs))}, style
+
+
 def play_from(world, start, episode_time):
     """One test episode of agent 0 whose reference starts at `start` s: its EpisodeStats."""
     env = world.env
     env.fixed_start_time = start
     try:
         recorder = EpisodeRecorder(world, 0, episode_time, SUCCESS_BODY_POS_ERR)
+        recorder.metrics = ShapeMetrics(env, 0)
         return run_episodes(world, 1, recorder)[0]
     finally:
         env.fixed_start_time = None
@@ -76,7 +114,8 @@ def main(argv=None):
         r = row(env, start, play_from(world, start, args.episode_time))
         rows.append(r)
         ending = "fell" if r["fell"] else "clip ended" if r["clip_ended"] else "no fall"
-        print(f"start {start:6.3f} s: {r['length_s']:5.2f} s, {ending}, body pos {100 * r['body_pos_err']:5.1f} cm, "
+        print(f"start {start:6.3f} s: {r['length_s']:5.2f} s, {ending}, body pos {100 * r['body_pos_err']:5.1f} cm "
+              f"(orientation out {100 * r['body_shape_err']:4.1f} cm), "
               f"root rot {r['root_rot_err']:.3f} rad, reward {r['mean_reward']:.3f}; "
               f"reference root spin at the start {r['ref_root_ang_speed']:.2f} rad/s", flush=True)
     if args.json:
