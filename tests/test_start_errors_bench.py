@@ -10,6 +10,7 @@ from env.env import Mode
 from env.tracking_error import body_pos_distances
 from tests.bench.start_errors import body_shape_err, main, start_times
 from util.arg_parser import load_args
+from util.math_util import quat_from_axis_angle, quat_to_matrix
 
 PUNCH_ARGS = "args/run_humanoid3d_punch_args.txt"     # a non-looping clip (2.13 s) and the skill trained here
 UPDATE = 1.0 / 300.0                                    # one env update (30 Hz decisions, 10 updates a frame)
@@ -34,18 +35,12 @@ def test_fixed_start_time_replaces_the_draw(mode, fail_weight):
     assert len(drawn) == 3 and 0.72 not in drawn
 
 
-def _rotation(axis, angle):
-    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
-
-
 def test_body_shape_err_takes_out_the_whole_body_orientation():
     """A pose turned as a whole about its root (and moved): body_pos_err large, body_shape_err 0;
     a pose bent at one body, or mirrored (not a rotation): body_shape_err > 0."""
     rng = np.random.default_rng(3)
     ref = rng.normal(size=(15, 3)) * 0.3
-    turned = (ref - ref[0]) @ _rotation([0.2, 1.0, 0.1], 0.6).T + np.array([2.0, 0.1, -1.0])
+    turned = (ref - ref[0]) @ quat_to_matrix(quat_from_axis_angle([0.2, 1.0, 0.1], 0.6)).T + np.array([2.0, 0.1, -1.0])
     assert np.mean(body_pos_distances(turned, ref)) > 0.1
     assert body_shape_err(turned, ref) == pytest.approx(0.0, abs=1e-9)
     bent = ref.copy()
