@@ -18,8 +18,8 @@ curve where it triggered:
 - discount_switch: the backflip stalled at discount 0.95 and took off at 0.99 (the cartwheel was
   switched by hand too, sooner than the rule would have), and both went on to the criterion at
   0.95 once they stopped falling. The spin, at 0.99 from 1.25M, came down to 2 of 8 falling test
-  episodes at 7.75M and stayed there to 10.0M at 13.6-15.9 cm; back at 0.95 its error fell at once
-  (docs/README_time_to_skill.md). Discount 0.99 is for runs that mostly fall: once at most
+  episodes at 7.75M and stayed there to 10.0M at 13.6-15.9 cm; back at 0.95 its error fell to
+  10.9 cm by 13.0M (docs/README_time_to_skill.md). Discount 0.99 is for runs that mostly fall: once at most
   FEW_FALLS of the test episodes fall, the tracking, which 0.95 learns, is what is left. The rule:
   while more than FEW_FALLS of the test episodes fall and the best mean test episode length since
   the last switch has not been beaten by 10% for STALL_SAMPLES samples, train at discount 0.99
