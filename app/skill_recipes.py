@@ -229,7 +229,8 @@ def discount_switch(points, far):
     if not stall:
         return None
     best, at = stall
-    why = (f"{last['evaluation']['falls']} test episodes fell at {last['samples']:,} samples "
+    ev = last["evaluation"]
+    why = (f"{ev['falls']} of {ev['episodes']} test episodes fell at {last['samples']:,} samples "
            f"({'at most' if few else 'more than'} {FEW_FALLS:.0%}) and the best mean test length ({best:.2f} s at "
            f"{at:,} samples) was not beaten by {STALL_GAIN - 1:.0%} in {last['samples'] - at:,} samples")
     return (RECIPE_AGENT_FILE, f"discount 0.95 again: {why}") if far else (FAR_AGENT_FILE, f"discount 0.99: {why}")
