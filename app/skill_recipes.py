@@ -203,10 +203,8 @@ def few_falls(evaluation):
 
 
 def stalled(points):
-    """(best mean test length, its samples) when the test episodes of the last point fall and no
-    point beat the best by STALL_GAIN within STALL_SAMPLES samples before it; else None."""
-    if not points or points[-1]["evaluation"]["falls"] == 0:
-        return None
+    """(best mean test length, its samples) when no point of `points` (non-empty) beat the best by
+    STALL_GAIN within STALL_SAMPLES samples before the last; else None."""
     best, best_at = None, None
     for p in points:
         length = p["evaluation"]["mean_length_s"]
@@ -221,15 +219,16 @@ def discount_switch(points, far):
     or None to go on as it is."""
     if not points:
         return None
-    last = points[-1]
-    if far and last["evaluation"]["falls"] == 0:
-        return RECIPE_AGENT_FILE, f"discount 0.95 again: no test episode fell at {last['samples']:,} samples"
-    few = few_falls(last["evaluation"])
+    last, ev = points[-1], points[-1]["evaluation"]
+    if ev["falls"] == 0:   # none falls: 0.95, back from 0.99 at once
+        if far:
+            return RECIPE_AGENT_FILE, f"discount 0.95 again: no test episode fell at {last['samples']:,} samples"
+        return None
+    few = few_falls(ev)
     stall = stalled(points) if few == far else None   # at 0.99: back with few falls; at 0.95: on with many
     if not stall:
         return None
     best, at = stall
-    ev = last["evaluation"]
     why = (f"{ev['falls']} of {ev['episodes']} test episodes fell at {last['samples']:,} samples "
            f"({'at most' if few else 'more than'} {FEW_FALLS:.0%}) and the best mean test length ({best:.2f} s at "
            f"{at:,} samples) was not beaten by {STALL_GAIN - 1:.0%} in {last['samples'] - at:,} samples")
