@@ -8,7 +8,7 @@ import pytest
 from env.deepmimic_env import DeepMimicEnv
 from env.env import Mode
 from env.tracking_error import body_pos_distances
-from tests.bench.start_errors import body_shape_err, main, start_times
+from tests.bench.start_errors import best_rotation, body_shape_err, main, phase_rows, start_times, turn_of
 from util.arg_parser import load_args
 from util.math_util import quat_from_axis_angle, quat_to_matrix
 
@@ -87,3 +87,60 @@ def test_episodes_are_cut_at_episode_time(tmp_path):
     main(["--arg_file", PUNCH_ARGS, "--times", "0.2", "--episode_time", "0.5", "--json", str(out)])
     [r] = json.loads(out.read_text())["starts"]
     assert r["length_s"] == pytest.approx(0.5, abs=UPDATE) and not r["clip_ended"] and not r["fell"]
+
+
+def test_turn_of_a_pose_turned_about_the_vertical_and_tilted():
+    """The best rotation of a pose turned by 0.3 rad about the vertical (y): angle and yaw 0.3, the
+    sign DeepMimic's heading's (x towards -z: positive); tilted about x instead: angle 0.3, yaw 0."""
+    rng = np.random.default_rng(5)
+    sim = rng.normal(size=(15, 3)) * 0.3
+    for axis, yaw in (([0.0, 1.0, 0.0], 0.3), ([0.0, -1.0, 0.0], -0.3), ([1.0, 0.0, 0.0], 0.0)):
+        ref = (sim - sim[0]) @ quat_to_matrix(quat_from_axis_angle(axis, 0.3)).T
+        angle, got_yaw = turn_of(best_rotation(sim, ref))
+        assert angle == pytest.approx(0.3, abs=1e-9) and got_yaw == pytest.approx(yaw, abs=1e-9)
+    assert quat_to_matrix(quat_from_axis_angle([0.0, 1.0, 0.0], 0.3)) @ [1.0, 0.0, 0.0] == pytest.approx(
+        [np.cos(0.3), 0.0, -np.sin(0.3)])
+
+
+def test_phase_rows_group_decisions_by_clip_time():
+    rows = phase_rows([(0.1, 0.02, 0.01, 0.1, 0.05), (0.3, 0.04, 0.03, 0.2, -0.05), (2.0, 0.06, 0.05, 0.3, 0.1)],
+                      duration=2.0, bins=4)
+    assert [r["decisions"] for r in rows] == [2, 0, 0, 1]      # t = duration (a clip's end) in the last part
+    assert rows[0]["body_pos_err"] == pytest.approx(0.03) and rows[0]["turn_yaw"] == pytest.approx(0.0)
+    assert rows[1]["body_pos_err"] is None and rows[3]["clip_from_s"] == 1.5 and rows[3]["turn_angle"] == 0.3
+
+
+def test_phase_bins_hold_every_decision_of_the_episodes(tmp_path):
+    """The punch from 0.5 s and 1.6 s with --phase_bins 8: the parts cover the clip, hold the
+    episodes' decisions (none before the first start) and their body_pos_err, which the episodes'
+    own means give back weighted by the decisions."""
+    out = tmp_path / "phases.json"
+    main(["--arg_file", PUNCH_ARGS, "--times", "0.5", "1.6", "--episode_time", "5", "--phase_bins", "8",
+          "--json", str(out)])
+    data = json.loads(out.read_text())
+    phases, starts = data["phase_bins"], data["starts"]
+    assert [p["clip_from_s"] for p in phases] == pytest.approx([k * data["clip_duration_s"] / 8 for k in range(8)])
+    assert phases[0]["decisions"] == 0
+    counts = [round(r["length_s"] * 30) for r in starts]
+    assert sum(p["decisions"] for p in phases) == pytest.approx(sum(counts), abs=2)
+    weighted = sum(p["body_pos_err"] * p["decisions"] for p in phases if p["decisions"]) / sum(p["decisions"] for p in phases)
+    episodes = sum(r["body_pos_err"] * n for r, n in zip(starts, counts)) / sum(counts)
+    assert weighted == pytest.approx(episodes, rel=0.02)
+    assert all(0.0 <= p["turn_angle"] < 0.5 for p in phases if p["decisions"])
+
+
+def test_negative_phase_bins_is_an_error():
+    with pytest.raises(SystemExit):
+        main(["--arg_file", PUNCH_ARGS, "--times", "0.5", "--phase_bins", "-1"])
+
+
+def test_phase_bins_wrap_a_looping_clip(tmp_path):
+    """The walk (a looping clip) from 0.2 s before its end for 0.5 s: the decisions after the seam
+    are in the clip's first part, the others in its last."""
+    walk_args = "args/run_humanoid3d_walk_args.txt"
+    duration = DeepMimicEnv(load_args(["--arg_file", walk_args]), seed=0).motion.duration
+    out = tmp_path / "walk.json"
+    main(["--arg_file", walk_args, "--times", str(duration - 0.2), "--episode_time", "0.5", "--phase_bins", "4",
+          "--json", str(out)])
+    counts = [p["decisions"] for p in json.loads(out.read_text())["phase_bins"]]
+    assert counts[1] == counts[2] == 0 and counts[0] >= 7 and counts[3] >= 5, counts
