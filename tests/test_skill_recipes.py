@@ -4,6 +4,7 @@ before anything trains; the discount rule replays the shipped backflip's and car
 schedules from their own curves and leaves the clips that never needed it alone; the ship
 decision; non-looping clips judged to their end; DeepMimic's run_ files play what ships."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -318,7 +319,14 @@ def test_an_episode_that_plays_a_non_looping_clip_to_its_end_is_no_fall(tmp_path
 # the clips whose policy is still to be trained here: DeepMimic's run_ file plays what its train_
 # file writes (output/agent0_model.ckpt) until the skill ships and the row leaves this list
 NOT_YET_SHIPPED = {"spin"}
-UNSHIPPED = sorted(c for c in NOT_YET_SHIPPED if not c.startswith("dog3d"))[-1]    # a humanoid clip of them
+EXAMPLE_CLIP = "spin"       # the run_ file tests below: a library clip, its run_ file as before it ships
+
+
+def run_file_before_shipping(clip):
+    """DeepMimic's run_ file of a library clip as it reads until the clip ships: it plays what the
+    train_ file writes, output/agent0_model.ckpt (the file itself once shipped, that line apart)."""
+    text = (ROOT / f"args/run_humanoid3d_{clip}_args.txt").read_text()
+    return re.sub(r"^--model_files .*$", "--model_files output/agent0_model.ckpt", text, flags=re.M)
 
 
 def model_files(run_args_file):
@@ -343,11 +351,10 @@ def test_deepmimics_run_file_of_a_clip_not_shipped_yet_says_how_to_train_it(tmp_
     """DeepMimic's run_ file of a clip with no policy yet looks for what its train_ file writes;
     without it the command stops in one line that names the skill command to run (and a run_ file
     of another name gets the plain checkpoint error)."""
-    text = (ROOT / f"args/run_humanoid3d_{UNSHIPPED}_args.txt").read_text()
-    assert "--model_files output/agent0_model.ckpt" in text
+    text = run_file_before_shipping(EXAMPLE_CLIP)
     missing = tmp_path / "output/agent0_model.ckpt"
     results = []
-    for name in (f"run_humanoid3d_{UNSHIPPED}_args.txt", f"run_my_{UNSHIPPED}_args.txt"):
+    for name in (f"run_humanoid3d_{EXAMPLE_CLIP}_args.txt", f"run_my_{EXAMPLE_CLIP}_args.txt"):
         (tmp_path / name).write_text(text.replace("output/agent0_model.ckpt", str(missing)))
         results.append(subprocess.run([sys.executable, "DeepMimic.py", "--arg_file", str(tmp_path / name), "--headless",
                                        "--episodes", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300))
@@ -355,8 +362,8 @@ def test_deepmimics_run_file_of_a_clip_not_shipped_yet_says_how_to_train_it(tmp_
     assert library.returncode == other.returncode == 2
     line = library.stderr.strip().splitlines()[-1]         # after pybullet's build-time banner
     assert line.startswith(f"DeepMimic.py: error: checkpoint not found: {missing}")
-    assert line.endswith(f"no policy for {UNSHIPPED} is shipped yet: `make skill CLIP={UNSHIPPED}` trains one and "
-                         f"rewrites args/run_humanoid3d_{UNSHIPPED}_args.txt to play it")
+    assert line.endswith(f"no policy for {EXAMPLE_CLIP} is shipped yet: `make skill CLIP={EXAMPLE_CLIP}` trains one and "
+                         f"rewrites args/run_humanoid3d_{EXAMPLE_CLIP}_args.txt to play it")
     assert other.stderr.strip().splitlines()[-1].endswith("the project or the pybullet data)")
 
 
@@ -366,9 +373,9 @@ def test_shipping_replaces_deepmimics_run_file_but_not_a_shipped_one(tmp_path):
     from app.skill_package import check_free
     args_dir = tmp_path / "args"
     args_dir.mkdir()
-    run_file = f"run_humanoid3d_{UNSHIPPED}_args.txt"
-    (args_dir / run_file).write_text((ROOT / "args" / run_file).read_text())
-    check_free(UNSHIPPED, tmp_path / "policies", args_dir, f"humanoid3d_{UNSHIPPED}_trained", run_file)
+    run_file = f"run_humanoid3d_{EXAMPLE_CLIP}_args.txt"
+    (args_dir / run_file).write_text(run_file_before_shipping(EXAMPLE_CLIP))
+    check_free(EXAMPLE_CLIP, tmp_path / "policies", args_dir, f"humanoid3d_{EXAMPLE_CLIP}_trained", run_file)
     (args_dir / "run_humanoid3d_walk_args.txt").write_text((ROOT / "args/run_humanoid3d_walk_args.txt").read_text())
     with pytest.raises(ValueError, match="run_humanoid3d_walk_args.txt exists"):
         check_free("walk", tmp_path / "policies", args_dir, "humanoid3d_walk_trained", "run_humanoid3d_walk_args.txt")
