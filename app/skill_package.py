@@ -39,10 +39,10 @@ from util.paths import project_root
 RUN_ARGS = "args.txt"                   # DeepMimic_Optimizer.copy_run_inputs writes it
 CHUNK_KEYS = ("max_samples", "max_iters", "rand_seed", "output_path", "int_output_path", "resume", "model_files",
               "agent_files", "tensorboard")
-# keys a run_ file drops from the training args (it plays: it does not train, write, push or end
-# episodes at a pose)
-NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers", "init_model_files", "pose_termination_dist") + tuple(
-    arg[2:] for arg in PUSH_TRAINING_ARGS if arg.startswith("--"))
+# keys a run_ file drops from the training args (it plays: it does not train, write, push, end
+# episodes at a pose or pick training starts where training episodes fell)
+NOT_PLAYED = CHUNK_KEYS + ("train_agents", "num_workers", "init_model_files", "pose_termination_dist",
+                           "reset_fail_weight") + tuple(arg[2:] for arg in PUSH_TRAINING_ARGS if arg.startswith("--"))
 
 
 def read_run_args(run_dir):

@@ -81,6 +81,16 @@ def test_clips_without_contact_falls_train_with_pose_termination_and_play_withou
     assert "--pose_termination_dist" not in text and "--enable_char_contact_fall false" in text
 
 
+def test_the_run_file_drops_training_only_starts_and_pushes():
+    """A run trained with fall-weighted starts and pushes ships a run_ file without either (test
+    resets are DeepMimic's uniform draw whatever the option; the run_ file plays unpushed)."""
+    from app.skill_package import run_args_text
+    table = {**resolved_args(recipe_for("spin")), "reset_fail_weight": ["0.5"], "enable_rand_perturbs": ["true"]}
+    text = run_args_text("spin", list(table.items()), "data/policies/x/agent0_model.ckpt", "metadata.json")
+    assert "--reset_fail_weight" not in text and "--enable_rand_perturbs" not in text
+    assert "--motion_file data/motions/humanoid3d_spin.txt" in text and "--ref_vel_smoothing 2" in text
+
+
 def test_a_clip_name_resolves_in_the_skill_command():
     args = parse_args(["--clip", "crawl", "--output", "x"])
     assert args.arg_file == "args/train_humanoid3d_crawl_args.txt"
