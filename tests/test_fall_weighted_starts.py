@@ -72,6 +72,24 @@ def test_the_scene_counts_training_falls_and_keeps_test_starts_uniform():
     weighted.shutdown()
 
 
+def test_without_a_fall_the_draw_is_deepmimics():
+    """Until a fall is counted a training start takes the one uniform draw DeepMimic's does: built
+    with or without the option, the same seed gives the same first (training) start and the same
+    test starts after it."""
+    plain, weighted = make_env(seed=5), make_env("--reset_fail_weight", "0.5", seed=5)
+    assert weighted.kin_char.time == plain.kin_char.time
+    times = []
+    for env in (plain, weighted):
+        env.set_mode(Mode.TEST)
+        env_times = []
+        for _ in range(4):
+            env.reset()
+            env_times.append(env.kin_char.time)
+        times.append(env_times)
+        env.shutdown()
+    assert times[0] == times[1]
+
+
 @pytest.mark.parametrize("value,match", [("1.5", "--reset_fail_weight 1.5: must be at most 1"),
                                          ("-0.1", "--reset_fail_weight")])
 def test_reset_fail_weight_out_of_range(value, match):

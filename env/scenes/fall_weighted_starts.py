@@ -22,8 +22,10 @@ class FallWeightedStarts:
         self.started_bin = None             # the running training episode's start bin
 
     def draw(self, rng, duration):
-        """A training episode's start time in [0, duration); remembers its bin."""
-        if rng.uniform() < self.weight and self.fall_rate.sum() > 0.0:
+        """A training episode's start time in [0, duration); remembers its bin. Until a fall is
+        counted it takes one draw, DeepMimic's uniform one, so a world built with the option (its
+        first reset is a training one) leaves the seed's stream, and its test starts, as without."""
+        if self.fall_rate.sum() > 0.0 and rng.uniform() < self.weight:
             b = int(rng.choice(BINS, p=self.fall_rate / self.fall_rate.sum()))
             t = (b + rng.uniform()) * duration / BINS
         else:
