@@ -37,11 +37,14 @@ class EpisodeMetrics:
         self.tracking, self.style = EpisodeTracking(), EpisodeStyle()
 
     def add_decision(self):
-        """The metrics now (after a decision's reward) into the episode's sums."""
-        if self.tracked:
-            self.tracking.add(self.env.calc_tracking_error(self.id))
+        """The metrics now (after a decision's reward) into the episode's sums; the tracking errors
+        added ({name: error}, None when not reported)."""
+        tracking = self.env.calc_tracking_error(self.id) if self.tracked else None
+        if tracking is not None:
+            self.tracking.add(tracking)
         if self.styled:
             self.style.add(self.env.calc_style_error(self.id))
+        return tracking
 
     def means(self):
         """({tracking error: episode mean}, {style metric: episode mean}), empty where not reported."""

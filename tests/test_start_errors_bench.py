@@ -138,7 +138,9 @@ def test_phase_bins_wrap_a_looping_clip(tmp_path):
     """The walk (a looping clip) from 0.2 s before its end for 0.5 s: the decisions after the seam
     are in the clip's first part, the others in its last."""
     walk_args = "args/run_humanoid3d_walk_args.txt"
-    duration = DeepMimicEnv(load_args(["--arg_file", walk_args]), seed=0).motion.duration
+    env = DeepMimicEnv(load_args(["--arg_file", walk_args]), seed=0)
+    duration = env.motion.duration
+    env.shutdown()
     out = tmp_path / "walk.json"
     main(["--arg_file", walk_args, "--times", str(duration - 0.2), "--episode_time", "0.5", "--phase_bins", "4",
           "--json", str(out)])

@@ -38,7 +38,7 @@ import numpy as np
 
 from app.build import load_world
 from app.evaluate import EpisodeRecorder, run_episodes
-from env.tracking_error import SUCCESS_BODY_POS_ERR, body_pos_distances
+from env.tracking_error import SUCCESS_BODY_POS_ERR
 from learning.test_metrics import EpisodeMetrics
 from util.atomic_write import write_json
 
@@ -92,15 +92,14 @@ class ShapeMetrics(EpisodeMetrics):
         self.shape_errs = []
 
     def add_decision(self):
-        super().add_decision()      # poses the reference for this instant (calc_tracking_error)
+        tracking = super().add_decision()      # poses the reference for this instant (calc_tracking_error)
         sim, ref = self.env.sim_body_states().joint_pos, self.env.ref_body_states().joint_pos
         rot = best_rotation(sim, ref)
         self.shape_errs.append(body_shape_err(sim, ref, rot))
         if self.decisions is not None:
             t, motion = self.env.kin_char.time, self.env.motion
             clip_time = t % motion.duration if motion.loop == "wrap" else min(t, motion.duration)
-            self.decisions.append((clip_time, float(np.mean(body_pos_distances(sim, ref))), self.shape_errs[-1],
-                                   *turn_of(rot)))
+            self.decisions.append((clip_time, tracking["body_pos_err"], self.shape_errs[-1], *turn_of(rot)))
 
     def means(self):
         tracking, style = super().means()
