@@ -12,7 +12,7 @@ import argparse
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-from app.skill_recipes import RECIPES, RecipeError, motion_recipe, recipe_for
+from app.skill_recipes import FALL_WEIGHT_ARGS, RECIPES, RecipeError, motion_recipe, recipe_for
 from env.tracking_error import SUCCESS_BODY_POS_ERR
 from util.paths import project_root, resolve_data_path
 
@@ -90,6 +90,7 @@ class RunConfig:
     eval_every: float = 250000
     max_samples: float = 10e6
     agent_schedule: list = field(default_factory=list)      # [[samples, agent file]]
+    fall_weighted_from: int = None       # samples from which training draws fall-weighted starts (the recipe's rule)
     eval_intermediate: bool = False
     label: str = None
     json: str = None                     # a copy of the curve
@@ -122,9 +123,14 @@ class RunConfig:
     def scheduled(self, samples):
         """The configuration of a round of training from `samples` on: the agent file of the last
         agent_schedule entry at or below `samples` first in train_args (the first --agent_files
-        on a command line wins); itself before the first entry."""
+        on a command line wins), and from fall_weighted_from on FALL_WEIGHT_ARGS last (a user's own
+        --reset_fail_weight wins); itself before both."""
         files = [path for at, path in self.agent_schedule if at <= samples]
-        return replace(self, train_args=["--agent_files", files[-1], *self.train_args]) if files else self
+        weighted = self.fall_weighted_from is not None and samples >= self.fall_weighted_from
+        if not files and not weighted:
+            return self
+        return replace(self, train_args=[*(("--agent_files", files[-1]) if files else ()), *self.train_args,
+                                         *(FALL_WEIGHT_ARGS if weighted else ())])
 
     def next_switch(self, samples):
         """The first agent_schedule entry beyond `samples` (inf: none)."""
@@ -327,7 +333,8 @@ def load_or_start(args):
                                     if key == "train_args" else "what its evaluations measure"))
         cfg = config_from_args(args, kept)
         cfg = replace(cfg, label=args.label or saved.get("label"),
-                      agent_schedule=args.agent_schedule or saved.get("agent_schedule", []))
+                      agent_schedule=args.agent_schedule or saved.get("agent_schedule", []),
+                      fall_weighted_from=saved.get("fall_weighted_from"))
         curve["config"] = cfg.to_json()
         return cfg, curve
     if (out / f"{MODEL_NAME}.resume.npz").is_file() and not args.resume:

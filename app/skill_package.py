@@ -263,9 +263,9 @@ def write_package(skill, run_dir, point, checkpoint, curve_config, dest, args_di
     if curve_config.get("agent_schedule"):
         metadata["agent_schedule"] = curve_config["agent_schedule"]
     # the package trained on, the pushes in training, and the recipe's rules (app/skill_recipes.py):
-    # where each triggered, the first point that met the criterion, why this point ships, and its
-    # robustness evaluation
-    for key in ("trained_on", "push_training", "rules", "reached", "ship"):
+    # where each triggered (the fall-weighted starts from fall_weighted_from), the first point that
+    # met the criterion, why this point ships, and its robustness evaluation
+    for key in ("trained_on", "push_training", "fall_weighted_from", "rules", "reached", "ship"):
         if curve_config.get(key):
             metadata[key] = curve_config[key]
     if point.get("robustness"):

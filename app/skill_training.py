@@ -32,7 +32,9 @@ tracking, style or task bound; all --episodes fixed-seed episodes succeed).
 
 The recipe's rules (--clip and --motion runs; app/skill_recipes.py says why): after each
 evaluation the discount switch may start the next leg at discount 0.99 or back at 0.95 (an entry
-of the run's agent_schedule and of the curve's `rules`, with its reason); every point that meets
+of the run's agent_schedule and of the curve's `rules`, with its reason), and once a few test
+episodes keep falling every leg from there draws half its training resets where training
+episodes fell (the config's fall_weighted_from, and an entry of `rules`); every point that meets
 the criterion is also evaluated on ROBUST_EPISODES episodes of another seed (its `robustness`),
 and the run ends when ship_point picks the point to ship (the curve's `ship`, with its reason),
 not at the criterion's first point (the curve's `reached`).
@@ -73,8 +75,8 @@ from app.skill_config import (CURVE_NAME, MODEL_NAME, PACKAGE_METADATA, ROOT, cr
                               load_or_start, parse_args)
 from app.skill_curve import compare, format_point, log_rows_by_iter, pending_checkpoints, read_resume, save_curve
 from app.skill_package import check_free, provenance, run_args_name, write_package
-from app.skill_recipes import (FAR_AGENT_FILE, PUSH_TRAINING_ARGS, ROBUST_EPISODES, ROBUST_SEED, discount_switch,
-                               ship_point)
+from app.skill_recipes import (FALL_WEIGHT_ARGS, FAR_AGENT_FILE, PUSH_TRAINING_ARGS, ROBUST_EPISODES, ROBUST_SEED,
+                               discount_switch, fall_weight_switch, ship_point)
 from env.style_error import clip_root_speed
 from util.cli import configure_process_env
 
@@ -341,9 +343,11 @@ def keep_checkpoint(out, model, iteration):
 # ---- 4. the recipe's rules ----------------------------------------------------------------------
 
 def apply_rules(cfg, curve):
-    """The recipe's discount switch after the curve's last point (app/skill_recipes.py): a new leg
-    in the run's agent_schedule from that point's samples, and its reason in the curve's `rules`.
-    Idempotent: the points it reads are those after the last leg's start."""
+    """The recipe's rules after the curve's last point (app/skill_recipes.py), each recorded with its
+    reason in the curve's `rules`: the discount switch, a new leg in the run's agent_schedule from
+    that point's samples; the fall-weighted starts, once, for every leg from there
+    (cfg.fall_weighted_from). Idempotent: the discount switch reads the points after the last leg's
+    start, and the fall-weighted starts stay on once on."""
     schedule = cfg.agent_schedule
     since = schedule[-1][0] if schedule else -1
     points = [p for p in curve["points"] if p["samples"] > since]
@@ -351,10 +355,21 @@ def apply_rules(cfg, curve):
     if switch:
         agent_file, reason = switch
         schedule.append([points[-1]["samples"], agent_file])
-        curve.setdefault("rules", []).append({"samples": points[-1]["samples"], "iteration": points[-1]["iteration"],
-                                              "agent_file": agent_file, "reason": reason})
-        print(f"rule: {reason}", flush=True)
-        save_curve(cfg, curve)
+        record_rule(cfg, curve, {"agent_file": agent_file}, reason)
+    reason = fall_weight_switch(curve["points"]) if cfg.fall_weighted_from is None else None
+    if reason:
+        cfg.fall_weighted_from = curve["points"][-1]["samples"]
+        record_rule(cfg, curve, {"train_args": list(FALL_WEIGHT_ARGS)}, reason)
+
+
+def record_rule(cfg, curve, change, reason):
+    """The rule's change at the curve's last point, with its reason, in the curve's `rules`; the
+    curve saved with the run's config as it now is."""
+    last = curve["points"][-1]
+    curve.setdefault("rules", []).append({"samples": last["samples"], "iteration": last["iteration"], **change,
+                                          "reason": reason})
+    print(f"rule: {reason}", flush=True)
+    save_curve(cfg, curve)
 
 
 def shippable(cfg, points):

@@ -1,7 +1,8 @@
 """app/skill_recipes.py and the recipe's side of app/skill_training.py: every clip of the library
 resolves to DeepMimic's per-clip args with the recipe on top; a user's motion file is checked
 before anything trains; the discount rule replays the shipped backflip's and cartwheel's hand
-schedules from their own curves and leaves the clips that never needed it alone; the ship
+schedules from their own curves and leaves the clips that never needed it alone; the fall-weighted
+starts rule fires where the spin kept falling and on no clip that stopped; the ship
 decision; non-looping clips judged to their end; DeepMimic's run_ files play what ships."""
 import json
 import re
@@ -12,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import app.skill_training as skill_training
-from app.skill_recipes import (FAR_AGENT_FILE, FEW_FALLS, PLATEAU_SAMPLES, POSE_TERMINATION_ARGS, RECIPE_AGENT_FILE,
-                               RECIPES, ROBUST_EPISODES, STALL_SAMPLES, discount_switch, motion_recipe, recipe_for,
-                               ship_point)
+from app.skill_recipes import (FALL_WEIGHT_ARGS, FAR_AGENT_FILE, FEW_FALLS, PLATEAU_SAMPLES, POSE_TERMINATION_ARGS,
+                               RECIPE_AGENT_FILE, RECIPES, ROBUST_EPISODES, STALL_SAMPLES, discount_switch,
+                               fall_weight_switch, motion_recipe, recipe_for, ship_point)
 from app.skill_config import Criterion, episode_successes, load_or_start, parse_args
 from app.skill_training import run
 from tests.test_time_to_skill import FakeTrainer, bench_args
@@ -257,24 +258,32 @@ def test_a_stall_needs_falls_and_its_whole_window():
     assert STALL_SAMPLES == 700_000
 
 
-def test_the_rule_in_the_loop_starts_a_leg_and_records_why(tmp_path, monkeypatch):
-    """A run whose evaluations stall: after the stall the next round trains with the 0.99 file,
-    the curve's schedule and rules say where and why, and a resume neither repeats nor drops it."""
-    out = tmp_path / "run"
+def run_with_rules(out, monkeypatch, falls, episodes, length, leg):
+    """A run with the recipe's rules whose every evaluation is the same (`falls` of `episodes`
+    falling, mean length `length` s; the criterion never met) and whose stalls last 800 samples:
+    its saved curve, and leg(train_args) for each training leg, in order."""
     monkeypatch.setattr(skill_training, "criterion_met", lambda cfg, ev: False)
     monkeypatch.setattr(skill_training, "evaluate_checkpoint", lambda cfg, model, **kw: {
-        "falls": 1, "episodes": 1, "mean_length_s": 0.3, "lengths_s": [0.3], "mean_reward": 0.5, "body_pos_err": 0.2})
+        "falls": falls, "episodes": episodes, "mean_length_s": length, "lengths_s": [length], "mean_reward": 0.5,
+        "body_pos_err": 0.2})
     monkeypatch.setattr("app.skill_recipes.STALL_SAMPLES", 800)
-    files, trainer = [], FakeTrainer()
+    legs, trainer = [], FakeTrainer()
 
     def recording(cfg, target):
-        args = cfg.train_args
-        files.append(args[args.index("--agent_files") + 1] if "--agent_files" in args else None)
+        legs.append(leg(cfg.train_args))
         return trainer(cfg, target)
     cfg, curve = load_or_start(bench_args(out))
     cfg.recipe_rules = True
     run(cfg, curve, train_fn=recording)
-    saved = json.loads((out / "time_to_skill.json").read_text())
+    return json.loads((out / "time_to_skill.json").read_text()), legs
+
+
+def test_the_rule_in_the_loop_starts_a_leg_and_records_why(tmp_path, monkeypatch):
+    """A run whose evaluations stall: after the stall the next round trains with the 0.99 file,
+    the curve's schedule and rules say where and why, and a resume neither repeats nor drops it."""
+    out = tmp_path / "run"
+    saved, files = run_with_rules(out, monkeypatch, 1, 1, 0.3, lambda args: (
+        args[args.index("--agent_files") + 1] if "--agent_files" in args else None))
     [rule] = saved["rules"]
     assert rule["agent_file"] == FAR_AGENT_FILE and "not beaten by 10%" in rule["reason"]
     assert saved["config"]["agent_schedule"] == [[rule["samples"], FAR_AGENT_FILE]]
@@ -284,6 +293,74 @@ def test_the_rule_in_the_loop_starts_a_leg_and_records_why(tmp_path, monkeypatch
     cfg.recipe_rules = True
     skill_training.apply_rules(cfg, curve)
     assert len(curve["rules"]) == 1 and cfg.agent_schedule == [[rule["samples"], FAR_AGENT_FILE]]
+
+
+# ---- the fall-weighted starts rule ----------------------------------------------------------------
+
+def first_fall_weighting(points):
+    """The samples of the first point after which the fall-weighted starts rule fires, replayed."""
+    return next((points[i - 1]["samples"] for i in range(1, len(points) + 1) if fall_weight_switch(points[:i])), None)
+
+
+def test_the_fall_rule_fires_where_the_spin_kept_falling_in_2_of_8():
+    """The spin fell in 2 of its 8 test episodes at every evaluation from 7.75M to 14.75M (3 of 8 at
+    7.50M); half its training resets where training episodes fell, from 14.21M by hand, took that to
+    none. Replayed over its curve, the rule fires 0.7M samples into that stretch: at 8.50M."""
+    points = curve_points("time_to_skill_spin_library.json")
+    assert first_fall_weighting(points) == pytest.approx(8.50e6, rel=0.001)
+    reason = fall_weight_switch([p for p in points if p["samples"] <= 8.51e6])
+    assert "2 of 8 test episodes fell at 8,501,909 samples" in reason and "since 7,751,143 samples" in reason
+
+
+LIBRARY_CURVES = sorted(path.name for path in (ROOT / "docs/bench").glob("time_to_skill_*_library.json"))
+
+
+@pytest.mark.parametrize("curve", [*LIBRARY_CURVES, "time_to_skill_roll_pose_termination.json",
+                                   "time_to_skill_run_fast.json", "time_to_skill_jump_fast.json",
+                                   "time_to_skill_spinkick_fast.json", "time_to_skill_cartwheel_fast.json",
+                                   "time_to_skill_cartwheel_fast_gamma99.json", "time_to_skill_backflip_fast.json",
+                                   "time_to_skill_backflip_fast_gamma99.json", "time_to_skill_kick_library.json"])
+def test_the_fall_rule_fires_on_the_spin_and_the_roll_alone(curve):
+    """Over the library's curves the rule fires on the spin's and on the roll's (1 of 8 falling from
+    1.50M to 2.33M: at 2.25M) and leaves every clip that stopped falling, or kept falling in many
+    episodes, alone."""
+    fired = {"time_to_skill_spin_library.json": 8.50e6, "time_to_skill_roll_pose_termination.json": 2.25e6}
+    at = first_fall_weighting(curve_points(curve))
+    assert at == (pytest.approx(fired[curve], rel=0.01) if curve in fired else None)
+
+
+def test_the_fall_rule_needs_a_few_falls_that_do_not_come_down():
+    def run(*falls):
+        return [point(250_000 * (i + 1), falls=f, length=15) for i, f in enumerate(falls)]
+    assert fall_weight_switch(run(2, 2, 2, 2)) is not None            # 2 of 8 for 0.75M samples
+    assert fall_weight_switch(run(2, 2, 2)) is None                   # 0.5M: not yet
+    assert fall_weight_switch(run(3, 3, 3, 3)) is None                # more than FEW_FALLS: the discount rule's
+    assert fall_weight_switch(run(0, 0, 0, 0)) is None                # none falls
+    assert fall_weight_switch(run(2, 2, 2, 0)) is None                # none falls at the last point
+    assert fall_weight_switch(run(2, 2, 1, 1)) is None                # fewer falls: the window starts again
+    assert fall_weight_switch(run(2, 2, 1, 1, 2, 1)) is not None      # 1 first seen 0.75M before
+    assert fall_weight_switch(run(1, 0, 1, 1, 1)) is None             # a point without a fall ends the stretch
+    assert fall_weight_switch(run(3, 1, 1, 1, 1)) is not None
+    assert FALL_WEIGHT_ARGS == ("--reset_fail_weight", "0.5")
+
+
+def test_the_fall_rule_in_the_loop_weights_every_leg_after_it_once(tmp_path, monkeypatch):
+    """A run whose evaluations keep 1 of 8 falling: after the rule fires every training leg carries
+    FALL_WEIGHT_ARGS (and no leg before it), the curve's rules and config say where and why, and a
+    resume keeps it on without recording it again."""
+    out = tmp_path / "run"
+    saved, legs = run_with_rules(out, monkeypatch, 1, 8, 18.0, lambda args: args[-2:] == list(FALL_WEIGHT_ARGS))
+    [rule] = saved["rules"]
+    assert rule["train_args"] == list(FALL_WEIGHT_ARGS) and "1 of 8 test episodes fell" in rule["reason"]
+    assert saved["config"]["fall_weighted_from"] == rule["samples"]
+    fired_round = [p["samples"] for p in saved["points"]].index(rule["samples"]) + 1
+    assert not any(legs[:fired_round]) and all(legs[fired_round:]) and len(legs) > fired_round
+    cfg, curve = load_or_start(bench_args(out, "--resume"))
+    cfg.recipe_rules = True
+    skill_training.apply_rules(cfg, curve)
+    assert len(curve["rules"]) == 1 and cfg.fall_weighted_from == rule["samples"]
+    assert cfg.scheduled(rule["samples"]).train_args[-2:] == list(FALL_WEIGHT_ARGS)
+    assert FALL_WEIGHT_ARGS[0] not in cfg.scheduled(rule["samples"] - 1).train_args
 
 
 # ---- the ship decision ---------------------------------------------------------------------------
