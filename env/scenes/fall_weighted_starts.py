@@ -25,8 +25,9 @@ class FallWeightedStarts:
         """A training episode's start time in [0, duration); remembers its bin. Until a fall is
         counted it takes one draw, DeepMimic's uniform one, so a world built with the option (its
         first reset is a training one) leaves the seed's stream, and its test starts, as without."""
-        if self.fall_rate.sum() > 0.0 and rng.uniform() < self.weight:
-            b = int(rng.choice(BINS, p=self.fall_rate / self.fall_rate.sum()))
+        falls = self.fall_rate.sum()
+        if falls > 0.0 and rng.uniform() < self.weight:
+            b = int(rng.choice(BINS, p=self.fall_rate / falls))
             t = (b + rng.uniform()) * duration / BINS
         else:
             t = rng.uniform(0.0, duration)
